@@ -1,0 +1,12 @@
+/* The CLI's verbs: one file per verb (cmd_<verb>.c), dispatched from main.c. */
+#ifndef WARPLENS_TOOLS_VERBS_H
+#define WARPLENS_TOOLS_VERBS_H
+
+int cmd_run(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_occupancy(int argc, char **argv);
+int cmd_decode(int argc, char **argv);
+
+#endif
