@@ -330,19 +330,24 @@ static void limit_row(const char *label, int limit, unsigned bit, const wl_occ_r
 static void print_panel(const wl_occ_device *d, const wl_occ_kernel *k, wl_occ_status st,
                         const wl_occ_result *r, const wl_occ_wave_info *w, int64_t grid)
 {
-    const char *unit = d->vendor == WL_OCC_AMD ? "CU" : "SM";
+    const char *unit = d->vendor != WL_OCC_AMD ? "SM" : d->cu_count != d->sm_count ? "WGP" : "CU";
     const char *warp = d->vendor == WL_OCC_AMD ? "waves" : "warps";
     char s1[48], s2[48], s3[48];
     printf("warplens occupancy: %s (%s), %d %ss, %s %d\n", d->name, d->product, d->sm_count,
-           d->vendor == WL_OCC_AMD && d->cu_count != d->sm_count ? "WGP" : unit,
-           d->vendor == WL_OCC_AMD ? "wave" : "warp", d->warp_size);
+           unit, d->vendor == WL_OCC_AMD ? "wave" : "warp", d->warp_size);
     bytes_str(k->static_smem, s1, sizeof s1);
     bytes_str(k->dynamic_smem, s2, sizeof s2);
-    printf("kernel: %d threads/block (%d %s), %d regs/thread, smem %s static + %s dynamic\n",
-           k->block_size, r->warps_per_block, warp, k->regs_per_thread, s1, s2);
-    printf("        smem limit %s, carveout %d, %d barrier(s), cluster %d\n\n",
-           k->smem_config == WL_OCC_SMEM_LIMIT_OPTIN ? "opt-in" : "default", k->carveout_pct,
-           k->barriers, k->cluster_size);
+    if (d->vendor == WL_OCC_AMD) {
+        /* AMD has no carveout, opt-in or named-barrier settings: show what applies. */
+        printf("kernel: %d threads/work-group (%d %s), %d VGPRs, %d SGPRs, LDS %s static + %s dynamic\n\n",
+               k->block_size, r->warps_per_block, warp, k->regs_per_thread, k->sgprs_per_wave, s1, s2);
+    } else {
+        printf("kernel: %d threads/block (%d %s), %d regs/thread, smem %s static + %s dynamic\n",
+               k->block_size, r->warps_per_block, warp, k->regs_per_thread, s1, s2);
+        printf("        smem limit %s, carveout %d, %d barrier(s), cluster %d\n\n",
+               k->smem_config == WL_OCC_SMEM_LIMIT_OPTIN ? "opt-in" : "default", k->carveout_pct,
+               k->barriers, k->cluster_size);
+    }
 
     printf("  %-14s ", "occupancy");
     bar(r->occupancy_pct / 100.0);
