@@ -1,0 +1,115 @@
+/* Perfetto trace writer: streams `Trace.packet` records (TracePacket with TrackDescriptor,
+ * TrackEvent, ClockSnapshot) to a FILE*, one packet sequence per writer, with event names and
+ * categories interned per sequence. Field numbers follow Perfetto's protos
+ * (docs: /work/shared/notes/perfetto-and-chrome-trace.md). Shared by every warplens exporter. */
+#ifndef WARPLENS_EXPORT_PERFETTO_PACKETS_H
+#define WARPLENS_EXPORT_PERFETTO_PACKETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "export/pb_encode.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Built-in clock ids (ClockSnapshot / timestamp_clock_id). */
+enum { WL_PF_CLOCK_REALTIME = 1, WL_PF_CLOCK_MONOTONIC = 3, WL_PF_CLOCK_BOOTTIME = 6 };
+/* TrackEvent.type */
+enum { WL_PF_SLICE_BEGIN = 1, WL_PF_SLICE_END = 2, WL_PF_INSTANT = 3, WL_PF_COUNTER = 4 };
+/* TrackDescriptor.child_ordering */
+enum { WL_PF_ORDER_LEXICOGRAPHIC = 1, WL_PF_ORDER_CHRONOLOGICAL = 2, WL_PF_ORDER_EXPLICIT = 3 };
+/* CounterDescriptor.unit */
+enum { WL_PF_UNIT_TIME_NS = 1, WL_PF_UNIT_COUNT = 2, WL_PF_UNIT_SIZE_BYTES = 3 };
+
+typedef struct wl_pf_intern {
+    char **keys;     /* owned copies */
+    uint64_t *iids;
+    size_t cap, n;   /* open addressing, cap a power of two */
+} wl_pf_intern;
+
+typedef struct wl_pf_writer {
+    FILE *fp;
+    uint32_t seq_id;          /* trusted_packet_sequence_id: non-zero */
+    uint32_t clock_id;        /* 0: Perfetto's default (BOOTTIME); else declared per sequence */
+    int started;              /* first packet written */
+    int failed;
+    wl_pb_buf pkt;
+    wl_pf_intern names, cats, ann_names;
+    uint64_t packets;
+} wl_pf_writer;
+
+/* clock_id: 0 to leave timestamps on the default clock, or a WL_PF_CLOCK_* declared once through
+ * trace_packet_defaults (pair it with wl_pf_write_clock_snapshot so it can be resolved). */
+int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_id);
+/* Returns 0 when every packet was written, -1 otherwise. Frees the writer either way. */
+int wl_pf_finish(wl_pf_writer *w);
+
+typedef struct wl_pf_track {
+    uint64_t uuid;                /* non-zero, unique in the trace */
+    uint64_t parent_uuid;         /* 0: top level */
+    const char *name;             /* NULL: none */
+    const char *description;
+    int has_process;              /* ProcessDescriptor{pid, process_name} (never pid 0) */
+    int32_t pid;
+    const char *process_name;
+    int has_thread;               /* ThreadDescriptor{pid, tid, thread_name} */
+    int32_t tid;
+    const char *thread_name;
+    int child_ordering;           /* WL_PF_ORDER_*, 0 unset */
+    int has_rank;
+    int32_t sibling_order_rank;
+    int merge_none;               /* sibling_merge_behavior NONE: same-named siblings stay apart */
+    int is_counter;               /* CounterDescriptor */
+    int counter_unit;             /* WL_PF_UNIT_*, 0 unset */
+    const char *counter_unit_name;
+} wl_pf_track;
+
+int wl_pf_write_track(wl_pf_writer *w, const wl_pf_track *t);
+
+enum { WL_PF_ARG_UINT = 1, WL_PF_ARG_INT, WL_PF_ARG_DOUBLE, WL_PF_ARG_STRING, WL_PF_ARG_BOOL };
+
+typedef struct wl_pf_arg {        /* a DebugAnnotation; its name is interned */
+    const char *name;
+    int kind;                     /* WL_PF_ARG_* */
+    uint64_t u;
+    int64_t i;
+    double d;
+    const char *s;
+} wl_pf_arg;
+
+typedef struct wl_pf_event {
+    int type;                     /* WL_PF_SLICE_BEGIN / END / INSTANT / COUNTER */
+    uint64_t ts;
+    uint64_t track_uuid;
+    const char *name;             /* interned; leave NULL on SLICE_END and counters */
+    const char *category;         /* interned; NULL: none */
+    const uint64_t *flow_ids;     /* written as fixed64 (field 47) */
+    size_t n_flow_ids;
+    const uint64_t *terminating_flow_ids; /* fixed64 (field 48) */
+    size_t n_terminating_flow_ids;
+    int has_double_value;         /* COUNTER: double_counter_value, else counter_value */
+    double double_value;
+    int64_t int_value;
+    const wl_pf_arg *args;
+    size_t n_args;
+} wl_pf_event;
+
+int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e);
+
+typedef struct wl_pf_clock {
+    uint32_t clock_id;
+    uint64_t timestamp;
+} wl_pf_clock;
+
+/* A ClockSnapshot pairing clocks read at the same instant (e.g. BOOTTIME and REALTIME). */
+int wl_pf_write_clock_snapshot(wl_pf_writer *w, uint64_t packet_ts, const wl_pf_clock *clocks,
+                               size_t n, uint32_t primary_clock_id);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

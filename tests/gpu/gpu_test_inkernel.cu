@@ -1,0 +1,441 @@
+/* GPU test of in-kernel tracing (run on the H100): a warp-specialised producer / 2 consumers /
+ * epilogue kernel (4 warp groups, shared-memory double buffer, named barriers) instrumented with
+ * warplens/device.cuh. The buffer is decoded with the C decoder and checked: every lane finalized,
+ * nothing unmatched, expected slice counts and nesting, durations consistent with clock64()
+ * measured inside the same regions, events inside the kernel's cudaEvent duration, placement on
+ * CLOCK_REALTIME with the calibration, device-side record limit. Prints PASS/FAIL lines and
+ * "inkernel: N passed, N failed"; exits non-zero on failure. */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <vector>
+
+#include "analysis/inkernel_decode.h"
+#include "warplens/calibrate.cuh"
+#include "warplens/device.cuh"
+
+namespace {
+
+constexpr int WG = 128;         /* threads per warp group */
+constexpr int GROUPS = 4;       /* producer, consumer 0, consumer 1, epilogue */
+constexpr int TILE = 4096;      /* floats per stage */
+constexpr int HALF = TILE / 2;  /* each consumer takes half a tile */
+constexpr int FMAS = 16;        /* dependent FMAs per element: makes compute regions ~us long */
+constexpr int BAR_N = 3 * WG;   /* threads meeting at each named barrier */
+enum { EV_LANE, EV_LOAD, EV_WAIT_EMPTY, EV_WAIT_FULL, EV_COMPUTE, EV_WAIT_DONE, EV_STORE, EV_TILE,
+       EV_EPILOGUE, NEV };
+const char *EVENT_NAMES = "lane,load,wait_empty,wait_full,compute,wait_done,store,tile,epilogue";
+
+int passed, failed;
+void check(bool ok, const char *what, const char *fmt = "", ...) __attribute__((format(printf, 3, 4)));
+void check(bool ok, const char *what, const char *fmt, ...)
+{
+    char detail[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    printf("%s: %s%s%s\n", ok ? "PASS" : "FAIL", what, detail[0] ? " -- " : "", detail);
+    (ok ? passed : failed)++;
+}
+
+#define CUDA_OK(x)                                                                                 \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            printf("FAIL: %s: %s\ninkernel: %d passed, %d failed\n", #x, cudaGetErrorString(e_),   \
+                   passed, failed + 1);                                                            \
+            exit(1);                                                                               \
+        }                                                                                          \
+    } while (0)
+
+__device__ __forceinline__ void bar_sync(unsigned id, unsigned n)
+{
+    asm volatile("barrier.sync %0, %1;" : : "r"(id), "r"(n) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(unsigned id, unsigned n)
+{
+    asm volatile("barrier.arrive %0, %1;" : : "r"(id), "r"(n) : "memory");
+}
+
+/* A recorded region with clock64() read just inside it (the leader's cycles are written out). */
+#define REGION(ev, ...)                                                                            \
+    do {                                                                                           \
+        warplens_ik_begin(&lane, (ev));                                                            \
+        long long c0_ = clock64();                                                                 \
+        __VA_ARGS__;                                                                               \
+        long long c1_ = clock64();                                                                 \
+        warplens_ik_end(&lane, (ev));                                                              \
+        cyc[(ev)] += c1_ - c0_;                                                                    \
+    } while (0)
+
+__global__ void __launch_bounds__(WG *GROUPS)
+    ws_pipeline(const float *__restrict__ in, float *__restrict__ out, int tiles,
+                warplens_ik_args ik, long long *cycles)
+{
+    __shared__ float stage[2][TILE];
+    __shared__ float partial[2][WG];
+    const unsigned group = threadIdx.x / WG, t = threadIdx.x % WG;
+    warplens_ik_lane lane;
+    warplens_ik_init(&lane, ik, group, t == 0);
+    long long cyc[NEV];
+    for (int e = 0; e < NEV; e++)
+        cyc[e] = 0;
+    warplens_ik_begin(&lane, EV_LANE);
+    const long long lane_c0 = clock64();
+    const float *src = in + (size_t)blockIdx.x * tiles * TILE;
+
+    if (group == 0) { /* producer: fills stage k & 1 once the consumers released it */
+        for (int k = 0; k < tiles; k++) {
+            const int s = k & 1;
+            if (k >= 2)
+                REGION(EV_WAIT_EMPTY, bar_sync(3 + s, BAR_N));
+            REGION(EV_LOAD, for (int i = t; i < TILE; i += WG) stage[s][i] = src[(size_t)k * TILE + i]);
+            warplens_ik_instant(&lane, EV_TILE);
+            bar_arrive(1 + s, BAR_N);
+        }
+    } else if (group <= 2) { /* consumers: each reduces its half of every tile */
+        const int c = group - 1;
+        float acc = 0.f;
+        for (int k = 0; k < tiles; k++) {
+            const int s = k & 1;
+            REGION(EV_WAIT_FULL, bar_sync(1 + s, BAR_N));
+            REGION(EV_COMPUTE, for (int i = c * HALF + t; i < (c + 1) * HALF; i += WG) {
+                const float x = stage[s][i];
+                for (int r = 0; r < FMAS; r++)
+                    acc = fmaf(acc, 0.999f, x);
+            });
+            if (k + 2 < tiles)
+                bar_arrive(3 + s, BAR_N);
+        }
+        partial[c][t] = acc;
+        bar_arrive(5, BAR_N);
+    } else { /* epilogue: waits for both consumers, writes the result */
+        WARPLENS_IK_SCOPE(lane, EV_EPILOGUE);
+        REGION(EV_WAIT_DONE, bar_sync(5, BAR_N));
+        REGION(EV_STORE, out[(size_t)blockIdx.x * WG + t] = partial[0][t] + partial[1][t]);
+    }
+    const long long lane_c1 = clock64();
+    warplens_ik_end(&lane, EV_LANE);
+    cyc[EV_LANE] = lane_c1 - lane_c0;
+    warplens_ik_finalize(&lane);
+    if (t == 0)
+        for (int e = 0; e < NEV; e++)
+            cycles[((size_t)blockIdx.x * GROUPS + group) * NEV + e] = cyc[e];
+}
+
+long long realtime_ns()
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+struct Run {
+    std::vector<unsigned long long> words; /* buffer + guard */
+    std::vector<long long> cycles;
+    unsigned counters[2];
+    float kernel_ms;
+    long long host_t0, host_t1;
+};
+
+/* Launches once with the given record limit (0 = tracing off at run time) and copies back. */
+void launch(const float *d_in, float *d_out, int blocks, int tiles, unsigned max_records,
+            size_t guard, Run &run)
+{
+    unsigned long long words = 0;
+    if (max_records)
+        CUDA_OK(warplens_ik_buffer_words(blocks, GROUPS, 0, max_records, &words) == 0
+                    ? cudaSuccess
+                    : cudaErrorInvalidValue);
+    const size_t total = words + guard;
+    unsigned long long *d_buf = nullptr;
+    unsigned *d_counters = nullptr;
+    long long *d_cycles = nullptr;
+    CUDA_OK(cudaMalloc(&d_buf, total * 8));
+    CUDA_OK(cudaMalloc(&d_counters, 2 * sizeof(unsigned)));
+    CUDA_OK(cudaMalloc(&d_cycles, (size_t)blocks * GROUPS * NEV * sizeof(long long)));
+    CUDA_OK(cudaMemset(d_buf, 0, total * 8));
+    CUDA_OK(cudaMemset(d_counters, 0, 2 * sizeof(unsigned)));
+    warplens_ik_args ik = {max_records ? d_buf : nullptr, d_counters, GROUPS, 0, max_records};
+    cudaEvent_t e0, e1;
+    CUDA_OK(cudaEventCreate(&e0));
+    CUDA_OK(cudaEventCreate(&e1));
+    CUDA_OK(cudaDeviceSynchronize());
+    run.host_t0 = realtime_ns();
+    CUDA_OK(cudaEventRecord(e0));
+    ws_pipeline<<<blocks, WG * GROUPS>>>(d_in, d_out, tiles, ik, d_cycles);
+    CUDA_OK(cudaGetLastError());
+    CUDA_OK(cudaEventRecord(e1));
+    CUDA_OK(cudaEventSynchronize(e1));
+    run.host_t1 = realtime_ns();
+    CUDA_OK(cudaEventElapsedTime(&run.kernel_ms, e0, e1));
+    run.words.resize(total);
+    run.cycles.resize((size_t)blocks * GROUPS * NEV);
+    CUDA_OK(cudaMemcpy(run.words.data(), d_buf, total * 8, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(run.counters, d_counters, sizeof run.counters, cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpy(run.cycles.data(), d_cycles, run.cycles.size() * sizeof(long long),
+                       cudaMemcpyDeviceToHost));
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(d_buf);
+    cudaFree(d_counters);
+    cudaFree(d_cycles);
+}
+
+bool guard_clean(const Run &run, size_t words)
+{
+    for (size_t i = words; i < run.words.size(); i++)
+        if (run.words[i])
+            return false;
+    return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+    const int tiles = argc > 1 ? atoi(argv[1]) : 32;
+    int dev = 0, sms = 0, clock_khz = 0;
+    CUDA_OK(cudaGetDevice(&dev));
+    CUDA_OK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_OK(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, dev));
+    cudaDeviceProp prop;
+    CUDA_OK(cudaGetDeviceProperties(&prop, dev));
+    const int blocks = 2 * sms;
+    const int lanes = blocks * GROUPS;
+    const double clock_ghz = clock_khz / 1e6;
+    printf("device %s, %d SMs, peak SM clock %.3f GHz; %d blocks x %d groups, %d tiles\n",
+           prop.name, sms, clock_ghz, blocks, GROUPS, tiles);
+
+    warplens_clock_calibration cal;
+    cudaError_t ce = warplens_calibrate(64, &cal);
+    check(ce == cudaSuccess && cal.rounds == 64, "clock calibration", "%s, offset %lld ns +- %llu ns",
+          cudaGetErrorString(ce), cal.realtime_minus_globaltimer_ns, cal.uncertainty_ns);
+
+    const size_t n_in = (size_t)blocks * tiles * TILE;
+    std::vector<float> h_in(n_in);
+    for (size_t i = 0; i < n_in; i++)
+        h_in[i] = (float)(i % 1000) * 1e-3f;
+    float *d_in = nullptr, *d_out = nullptr;
+    CUDA_OK(cudaMalloc(&d_in, n_in * sizeof(float)));
+    CUDA_OK(cudaMalloc(&d_out, (size_t)blocks * WG * sizeof(float)));
+    CUDA_OK(cudaMemcpy(d_in, h_in.data(), n_in * sizeof(float), cudaMemcpyHostToDevice));
+
+    const unsigned max_records = 5 * tiles + 32;
+    const size_t guard = 64;
+    unsigned long long words = 0;
+    warplens_ik_buffer_words(blocks, GROUPS, 0, max_records, &words);
+    Run warm, run;
+    launch(d_in, d_out, blocks, tiles, max_records, guard, warm); /* module load, clocks up */
+    launch(d_in, d_out, blocks, tiles, max_records, guard, run);
+
+    /* the pipeline computed the right thing */
+    std::vector<float> h_out((size_t)blocks * WG);
+    CUDA_OK(cudaMemcpy(h_out.data(), d_out, h_out.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    size_t wrong = 0;
+    for (int b = 0; b < blocks; b++)
+        for (int t = 0; t < WG; t++) {
+            float p[2];
+            for (int c = 0; c < 2; c++) {
+                float acc = 0.f;
+                for (int k = 0; k < tiles; k++)
+                    for (int i = c * HALF + t; i < (c + 1) * HALF; i += WG) {
+                        const float x = h_in[(size_t)b * tiles * TILE + (size_t)k * TILE + i];
+                        for (int r = 0; r < FMAS; r++)
+                            acc = fmaf(acc, 0.999f, x);
+                    }
+                p[c] = acc;
+            }
+            const float want = p[0] + p[1], got = h_out[(size_t)b * WG + t];
+            wrong += fabsf(got - want) > 1e-5f * fabsf(want) + 1e-6f;
+        }
+    check(wrong == 0, "producer/consumer pipeline result", "%zu of %d outputs wrong", wrong, blocks * WG);
+
+    check(guard_clean(run, words), "no write past the buffer", "%zu guard words", guard);
+    check(run.counters[0] == 0 && run.counters[1] == 0, "no dropped or invalid records",
+          "dropped %u, invalid %u", run.counters[0], run.counters[1]);
+
+    wl_ik_options opt = {(uint64_t)lanes, max_records};
+    wl_ik_result r;
+    wl_ik_error err;
+    int rc = wl_ik_decode(run.words.data(), words, &opt, &r, &err);
+    check(rc == 0, "decode", "%s", rc ? err.msg : "");
+    if (rc) {
+        printf("inkernel: %d passed, %d failed\n", passed, failed);
+        return 1;
+    }
+    const wl_ik_counts &c = r.counts;
+    check(r.num_blocks == (uint32_t)blocks && r.num_groups == GROUPS, "header",
+          "%u blocks x %u groups", r.num_blocks, r.num_groups);
+    check(c.lanes_seen == (uint64_t)lanes && c.lanes_finalized == (uint64_t)lanes,
+          "every lane finalized", "%llu seen, %llu finalized of %d",
+          (unsigned long long)c.lanes_seen, (unsigned long long)c.lanes_finalized, lanes);
+    check(c.unmatched_begins == 0 && c.unmatched_ends == 0 && c.crossed == 0 &&
+              c.after_finalize == 0 && c.over_capacity == 0,
+          "nothing unmatched, crossed or dropped", "unmatched %llu/%llu crossed %llu",
+          (unsigned long long)c.unmatched_begins, (unsigned long long)c.unmatched_ends,
+          (unsigned long long)c.crossed);
+
+    /* per lane and event: slice counts, summed durations, nesting under the lane slice */
+    std::vector<uint64_t> n(lanes * NEV, 0), ns(lanes * NEV, 0), lane_dur(lanes, 0),
+        lane_start(lanes, 0), children(lanes, 0);
+    for (size_t i = 0; i < r.n_slices; i++) {
+        const wl_ik_slice &s = r.slices[i];
+        const size_t lane = (size_t)s.block * GROUPS + s.group;
+        n[lane * NEV + s.event]++;
+        ns[lane * NEV + s.event] += s.dur_ns;
+        if (s.event == EV_LANE) {
+            lane_dur[lane] = s.dur_ns;
+            lane_start[lane] = s.start_ns;
+        }
+    }
+    size_t bad_nest = 0, bad_depth = 0;
+    for (size_t i = 0; i < r.n_slices; i++) {
+        const wl_ik_slice &s = r.slices[i];
+        const size_t lane = (size_t)s.block * GROUPS + s.group;
+        if (s.event == EV_LANE) {
+            bad_depth += s.depth != 0;
+            continue;
+        }
+        bad_depth += s.depth < 1;
+        bad_nest += s.start_ns < lane_start[lane] ||
+                    s.start_ns + s.dur_ns > lane_start[lane] + lane_dur[lane];
+        if (s.depth == 1)
+            children[lane] += s.dur_ns;
+    }
+    check(bad_nest == 0 && bad_depth == 0, "regions nest inside their lane slice",
+          "%zu outside, %zu wrong depth", bad_nest, bad_depth);
+    size_t bad_counts = 0;
+    for (int lane = 0; lane < lanes; lane++) {
+        const uint64_t *m = &n[(size_t)lane * NEV];
+        const int g = lane % GROUPS;
+        const uint64_t T = (uint64_t)tiles;
+        bool ok = m[EV_LANE] == 1;
+        if (g == 0)
+            ok = ok && m[EV_LOAD] == T && m[EV_WAIT_EMPTY] == T - 2 && m[EV_COMPUTE] == 0;
+        else if (g <= 2)
+            ok = ok && m[EV_WAIT_FULL] == T && m[EV_COMPUTE] == T && m[EV_LOAD] == 0;
+        else
+            ok = ok && m[EV_EPILOGUE] == 1 && m[EV_WAIT_DONE] == 1 && m[EV_STORE] == 1;
+        bad_counts += !ok;
+    }
+    check(bad_counts == 0, "slice counts per lane and event", "%zu lanes off", bad_counts);
+    size_t tile_instants = 0;
+    for (size_t i = 0; i < r.n_instants; i++)
+        tile_instants += r.instants[i].event == EV_TILE && r.instants[i].group == 0;
+    check(tile_instants == (size_t)blocks * tiles && r.n_instants == tile_instants,
+          "tile instants", "%zu", tile_instants);
+
+    /* Durations against clock64(): clock64 regions sit inside the recorded ones, and the SM runs
+     * at most at its peak clock, so cycles / peak <= decoded + one 64 ns timer step per slice.
+     * Two-sided, against the clock the run actually had (sum cycles / sum ns): 10% + 300 ns. */
+    double sum_cyc = 0, sum_ns = 0;
+    for (int lane = 0; lane < lanes; lane++)
+        for (int e = 0; e < NEV; e++)
+            if (e != EV_TILE && e != EV_EPILOGUE && n[(size_t)lane * NEV + e]) {
+                sum_cyc += (double)run.cycles[(size_t)lane * NEV + e];
+                sum_ns += (double)ns[(size_t)lane * NEV + e];
+            }
+    const double eff_ghz = sum_ns > 0 ? sum_cyc / sum_ns : 0;
+    check(eff_ghz > 0.5 * clock_ghz && eff_ghz < 1.05 * clock_ghz, "effective SM clock",
+          "%.3f GHz from clock64 / decoded ns (peak %.3f GHz)", eff_ghz, clock_ghz);
+    size_t over_peak = 0, off_eff = 0;
+    double worst = 0;
+    for (int lane = 0; lane < lanes; lane++)
+        for (int e = 0; e < NEV; e++) {
+            const size_t k = (size_t)lane * NEV + e;
+            if (e == EV_TILE || e == EV_EPILOGUE || !n[k])
+                continue;
+            const double cyc = (double)run.cycles[k], dec = (double)ns[k];
+            over_peak += cyc / clock_ghz > dec + 64.0 * n[k];
+            const double diff = fabs(dec - cyc / eff_ghz);
+            off_eff += diff > 0.10 * dec + 300.0 * n[k];
+            if (dec > 0 && diff / dec > worst)
+                worst = diff / dec;
+        }
+    check(over_peak == 0, "clock64 at peak clock never exceeds the decoded duration",
+          "%zu (lane, event) totals exceed", over_peak);
+    check(off_eff == 0, "decoded durations match clock64 at the effective clock",
+          "%zu totals off; worst relative difference %.3f", off_eff, worst);
+
+    /* Inside the kernel's own duration (cudaEvents, ~0.5 us resolution). */
+    const double kernel_ns = run.kernel_ms * 1e6;
+    const double extent = (double)(r.max_ts - r.min_ts);
+    uint64_t max_lane = 0;
+    size_t bad_sum = 0;
+    for (int lane = 0; lane < lanes; lane++) {
+        if (lane_dur[lane] > max_lane)
+            max_lane = lane_dur[lane];
+        bad_sum += children[lane] > lane_dur[lane];
+    }
+    check(extent <= kernel_ns + 2000, "event extent inside the kernel duration",
+          "extent %.1f us, kernel %.1f us", extent / 1e3, kernel_ns / 1e3);
+    check((double)max_lane <= kernel_ns + 2000 && bad_sum == 0,
+          "lane slices (and the sum of their children) inside the kernel",
+          "longest lane %.1f us, %zu lanes whose children sum past them", max_lane / 1e3, bad_sum);
+
+    /* Placement on CLOCK_REALTIME with the calibration: must land inside the host's window. */
+    if (ce == cudaSuccess) {
+        wl_ik_calibration wc = {cal.realtime_minus_globaltimer_ns, cal.uncertainty_ns};
+        wl_ik_placement pl;
+        int prc = wl_ik_place(&r, (uint64_t)run.host_t0, (uint64_t)run.host_t1, &wc, &pl, &err);
+        check(prc == 0 && pl.method == WL_IK_PLACE_CALIBRATED,
+              "calibrated placement agrees with the host window",
+              "method %d, clamp %lld ns, window %.1f us", pl.method, (long long)pl.clamp_ns,
+              (run.host_t1 - run.host_t0) / 1e3);
+        if (prc == 0 && wl_ik_shift(&r, pl.delta_ns) == 0)
+            printf("info: first event %.1f us after the host launch call, last %.1f us before "
+                   "the host saw completion\n",
+                   ((double)r.min_ts - (double)run.host_t0) / 1e3,
+                   ((double)run.host_t1 - (double)r.max_ts) / 1e3);
+    }
+    wl_ik_stat *st;
+    size_t n_st;
+    if (wl_ik_summarize(&r, &st, &n_st) == 0) {
+        wl_ik_names names;
+        wl_ik_names_parse(&names, EVENT_NAMES, "producer,consumer0,consumer1,epilogue", &err);
+        wl_ik_write_summary(stdout, &r, &names);
+        wl_ik_names_free(&names);
+        free(st);
+    }
+    wl_ik_result_free(&r);
+
+    /* Device-side record limit: 9 records per lane. Nothing written past a lane's slots, the
+     * finalize always fits, dropped begins take their ends with them. */
+    const unsigned small = 9;
+    Run lim;
+    unsigned long long small_words = 0;
+    warplens_ik_buffer_words(blocks, GROUPS, 0, small, &small_words);
+    launch(d_in, d_out, blocks, tiles, small, guard, lim);
+    check(guard_clean(lim, small_words), "limit: no write past the buffer", "%zu guard words", guard);
+    check(lim.counters[0] > 0 && lim.counters[1] == 0, "limit: drops counted on the device",
+          "dropped %u, invalid %u", lim.counters[0], lim.counters[1]);
+    opt.max_records = small;
+    rc = wl_ik_decode(lim.words.data(), small_words, &opt, &r, &err);
+    check(rc == 0 && r.counts.lanes_finalized == (uint64_t)lanes && r.counts.unmatched_begins == 0 &&
+              r.counts.unmatched_ends == 0 && r.counts.over_capacity == 0,
+          "limit: lanes finalized, complete regions only", "%s", rc ? err.msg : "");
+    if (rc == 0)
+        wl_ik_result_free(&r);
+
+    /* Tracing off at run time (NULL buffer): the kernel still runs and computes. */
+    Run off;
+    launch(d_in, d_out, blocks, tiles, 0, guard, off);
+    std::vector<float> h_out2(h_out.size());
+    CUDA_OK(cudaMemcpy(h_out2.data(), d_out, h_out2.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    check(memcmp(h_out.data(), h_out2.data(), h_out.size() * sizeof(float)) == 0 &&
+              off.counters[0] == 0,
+          "tracing off at run time: same result", "kernel %.1f us traced, %.1f us not",
+          run.kernel_ms * 1e3, off.kernel_ms * 1e3);
+
+    cudaFree(d_in);
+    cudaFree(d_out);
+    printf("inkernel: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,151 @@
+/* Unit tests of the protobuf encoder (src/export/pb_encode.h) and the Perfetto packet writer's
+ * framing and interning (src/export/perfetto_packets.h), byte by byte. */
+#include <stdlib.h>
+
+#include "export/pb_encode.h"
+#include "export/perfetto_packets.h"
+#include "test.h"
+
+static int bytes_eq(const wl_pb_buf *b, const uint8_t *want, size_t n)
+{
+    return b->len == n && memcmp(b->data, want, n) == 0;
+}
+
+static void test_scalars(void)
+{
+    wl_pb_buf b;
+    wl_pb_init(&b);
+    wl_pb_uint64(&b, 1, 0);
+    wl_pb_uint64(&b, 1, 150);
+    const uint8_t a[] = {0x08, 0x00, 0x08, 0x96, 0x01};
+    CHECK(bytes_eq(&b, a, sizeof a));
+    wl_pb_reset(&b);
+    wl_pb_uint64(&b, 2, UINT64_MAX);
+    CHECK_EQ_INT(b.len, 11);
+    CHECK(b.data[10] == 0x01);
+    wl_pb_reset(&b);
+    wl_pb_int64(&b, 1, -1);
+    CHECK_EQ_INT(b.len, 11); /* negative int64: ten-byte varint, as protobuf specifies */
+    wl_pb_reset(&b);
+    wl_pb_fixed64(&b, 47, 0x0102030405060708ull);
+    const uint8_t f[] = {0xf9, 0x02, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01};
+    CHECK(bytes_eq(&b, f, sizeof f));
+    wl_pb_reset(&b);
+    wl_pb_double(&b, 44, 1.0);
+    const uint8_t d[] = {0xe1, 0x02, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f};
+    CHECK(bytes_eq(&b, d, sizeof d));
+    wl_pb_reset(&b);
+    wl_pb_string(&b, 2, "hi");
+    const uint8_t s[] = {0x12, 0x02, 'h', 'i'};
+    CHECK(bytes_eq(&b, s, sizeof s));
+    CHECK_EQ_INT(wl_pb_varint_size(127), 1);
+    CHECK_EQ_INT(wl_pb_varint_size(128), 2);
+    CHECK_EQ_INT(wl_pb_varint_size(UINT64_MAX), 10);
+    wl_pb_free(&b);
+}
+
+static void test_nested(void)
+{
+    wl_pb_buf b;
+    wl_pb_init(&b);
+    size_t outer = wl_pb_begin(&b, 1);
+    size_t inner = wl_pb_begin(&b, 2);
+    char big[300];
+    memset(big, 'x', sizeof big);
+    wl_pb_bytes(&b, 3, big, sizeof big); /* 1 + 2 + 300 = 303 bytes */
+    wl_pb_end(&b, inner);                /* inner length 303 needs two bytes */
+    wl_pb_uint64(&b, 4, 1);
+    wl_pb_end(&b, outer);
+    CHECK(wl_pb_ok(&b));
+    CHECK_EQ_INT(b.depth, 0);
+    /* outer: tag 0x0a, len = 1 + 2 + 303 + 2 = 308 (0xb4 0x02) */
+    CHECK(b.len == 3 + 308);
+    CHECK(b.data[0] == 0x0a && b.data[1] == 0xb4 && b.data[2] == 0x02);
+    CHECK(b.data[3] == 0x12 && b.data[4] == 0xaf && b.data[5] == 0x02); /* 303 */
+    CHECK(b.data[6] == 0x1a && b.data[7] == 0xac && b.data[8] == 0x02); /* 300 */
+    CHECK(b.data[9] == 'x' && b.data[308] == 'x');
+    CHECK(b.data[309] == 0x20 && b.data[310] == 0x01);
+    /* unbalanced end fails sticky */
+    wl_pb_end(&b, 0);
+    CHECK(!wl_pb_ok(&b));
+    wl_pb_free(&b);
+}
+
+/* Walks Trace.packet framing: every byte must belong to a field-1 LEN record. */
+static int framing_ok(const uint8_t *p, size_t n, size_t *packets)
+{
+    size_t i = 0;
+    *packets = 0;
+    while (i < n) {
+        if (p[i++] != 0x0a)
+            return 0;
+        uint64_t len = 0;
+        int shift = 0;
+        while (i < n && (p[i] & 0x80)) {
+            len |= (uint64_t)(p[i++] & 0x7f) << shift;
+            shift += 7;
+        }
+        if (i >= n)
+            return 0;
+        len |= (uint64_t)p[i++] << shift;
+        if (len > n - i)
+            return 0;
+        i += len;
+        (*packets)++;
+    }
+    return 1;
+}
+
+static size_t count_sub(const uint8_t *p, size_t n, const char *s)
+{
+    size_t k = strlen(s), c = 0;
+    for (size_t i = 0; i + k <= n; i++)
+        c += memcmp(p + i, s, k) == 0;
+    return c;
+}
+
+static void test_perfetto_writer(void)
+{
+    char *buf = NULL;
+    size_t size = 0;
+    FILE *fp = open_memstream(&buf, &size);
+    wl_pf_writer w;
+    CHECK_EQ_INT(wl_pf_init(&w, fp, 7, 0), 0);
+    wl_pf_track t = {.uuid = 10, .name = "lane", .has_process = 1, .pid = 0x10000000,
+                     .process_name = "GPU 0"};
+    CHECK_EQ_INT(wl_pf_write_track(&w, &t), 0);
+    uint64_t flow = 0x55;
+    wl_pf_arg arg = {.name = "bytes", .kind = WL_PF_ARG_UINT, .u = 4096};
+    wl_pf_event e = {.type = WL_PF_SLICE_BEGIN, .ts = 100, .track_uuid = 10,
+                     .name = "unique_name_x", .category = "cat", .flow_ids = &flow,
+                     .n_flow_ids = 1, .args = &arg, .n_args = 1};
+    CHECK_EQ_INT(wl_pf_write_event(&w, &e), 0);
+    e.type = WL_PF_SLICE_END;
+    e.name = NULL;
+    e.ts = 200;
+    e.n_flow_ids = 0;
+    CHECK_EQ_INT(wl_pf_write_event(&w, &e), 0);
+    e.type = WL_PF_SLICE_BEGIN;
+    e.name = "unique_name_x"; /* interned already: not repeated */
+    e.ts = 300;
+    CHECK_EQ_INT(wl_pf_write_event(&w, &e), 0);
+    e.track_uuid = 0;
+    CHECK_EQ_INT(wl_pf_write_event(&w, &e), -1); /* no track: refused */
+    w.failed = 0;
+    CHECK_EQ_INT(wl_pf_finish(&w), 0);
+    fclose(fp);
+    size_t packets;
+    CHECK(framing_ok((const uint8_t *)buf, size, &packets));
+    CHECK_EQ_INT(packets, 4);
+    CHECK_EQ_INT(count_sub((const uint8_t *)buf, size, "unique_name_x"), 1);
+    CHECK_EQ_INT(count_sub((const uint8_t *)buf, size, "bytes"), 1);
+    free(buf);
+}
+
+int main(void)
+{
+    test_scalars();
+    test_nested();
+    test_perfetto_writer();
+    return test_report("pb_encode");
+}
