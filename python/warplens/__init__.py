@@ -1,0 +1,2 @@
+"""warplens Python helpers. `warplens.inkernel`: in-kernel warp-group tracing (buffer, decode,
+traces); pure Python, nothing to compile."""
