@@ -1,0 +1,121 @@
+"""Overhead benchmark (issue: capture core, item 12). Runs a launch-bound C program and a
+launch-bound PyTorch loop unprofiled, under the minimal CUPTI consumer (the floor), under
+`warplens run`, and (PyTorch) under torch.profiler — interleaved, REPS repetitions, medians.
+Reports the added host time per kernel against unprofiled and the ratios the targets name:
+warplens <= 1.25 x floor and <= 0.5 x torch.profiler.
+
+usage: python3 bench/overhead.py BUILD_DIR OUT_DIR [--reps 5] [--kernels 20000] [--steps 2000]"""
+import argparse
+import datetime
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+
+
+def run(cmd, env=None):
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
+    for line in p.stdout.splitlines():
+        if line.startswith("US_PER_KERNEL "):
+            return float(line.split()[1])
+    raise RuntimeError(f"no US_PER_KERNEL line from {' '.join(cmd)}: {p.stdout[-500:]}")
+
+
+def session_kernels(path):
+    con = sqlite3.connect(path)
+    try:
+        n = con.execute("SELECT count(*) FROM kernel").fetchone()[0]
+        lost = con.execute("SELECT coalesce(sum(count), 0) FROM lost").fetchone()[0]
+    finally:
+        con.close()
+    return n, lost
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("out")
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--kernels", type=int, default=20000)
+    ap.add_argument("--steps", type=int, default=2000)
+    a = ap.parse_args()
+    b = os.path.abspath(a.build)
+    warplens = os.path.join(b, "bin", "warplens")
+    floor = os.path.join(b, "lib", "libwl_floor_injection.so")
+    launch = os.path.join(b, "bin", "bench_launch")
+    torch_loop = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_launch_loop.py"),
+                  "--steps", str(a.steps)]
+    base_env = dict(os.environ)
+    base_env.pop("CUDA_INJECTION64_PATH", None)
+    floor_env = dict(base_env, CUDA_INJECTION64_PATH=floor)
+    sess = "/tmp/wl_overhead.wlsession"
+    wl = [warplens, "run", "-q", "-o", sess, "--"]
+
+    suites = {
+        "C launch loop": {
+            "unprofiled": (lambda: run([launch, str(a.kernels)], base_env)),
+            "floor (CUPTI kernels only)": (lambda: run([launch, str(a.kernels)], floor_env)),
+            "warplens run": (lambda: run(wl + [launch, str(a.kernels)], base_env)),
+            "warplens run --record kernels": (lambda: run(wl[:-1] + ["--record", "kernels", "--"] + [launch, str(a.kernels)], base_env)),
+        },
+        "PyTorch loop": {
+            "unprofiled": (lambda: run(torch_loop, base_env)),
+            "floor (CUPTI kernels only)": (lambda: run(torch_loop, floor_env)),
+            "warplens run": (lambda: run(wl + torch_loop, base_env)),
+            "warplens run --record kernels": (lambda: run(wl[:-1] + ["--record", "kernels", "--"] + torch_loop, base_env)),
+            "torch.profiler (CUDA)": (lambda: run(torch_loop + ["--torch-profiler", "cuda"], base_env)),
+            "torch.profiler (CPU+CUDA)": (lambda: run(torch_loop + ["--torch-profiler", "cpu+cuda"], base_env)),
+        },
+    }
+    lines = [f"# warplens overhead benchmark — {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", ""]
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        gpu = "unknown"
+    lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
+              f"--kernels {a.kernels} --steps {a.steps}` (modes interleaved, median of {a.reps}).", ""]
+    ok = True
+    for suite, modes in suites.items():
+        samples = {m: [] for m in modes}
+        for rep in range(a.reps):
+            for m, fn in modes.items():
+                samples[m].append(fn())
+                if m == "warplens run":
+                    n, lost = session_kernels(sess)
+                    samples.setdefault("_kernels", []).append((n, lost))
+        med = {m: statistics.median(v) for m, v in samples.items() if not m.startswith("_")}
+        base = med["unprofiled"]
+        lines += [f"## {suite}", "", "| mode | median us/kernel | added us/kernel | x unprofiled | runs |",
+                  "|---|---|---|---|---|"]
+        for m in modes:
+            lines.append(f"| {m} | {med[m]:.3f} | {med[m] - base:+.3f} | {med[m] / base:.3f} | "
+                         + ", ".join(f"{x:.3f}" for x in samples[m]) + " |")
+        added = {m: med[m] - base for m in modes}
+        fl = added["floor (CUPTI kernels only)"]
+        wlc = added["warplens run"]
+        r_floor = wlc / fl if fl > 0 else float("inf")
+        lines += ["", f"warplens added cost / floor added cost = {r_floor:.2f} (target <= 1.25)"]
+        ok &= r_floor <= 1.25
+        tp = [added[m] for m in modes if m.startswith("torch.profiler")]
+        if tp:
+            best = min(tp)
+            r_tp = wlc / best if best > 0 else float("inf")
+            lines.append(f"warplens added cost / cheapest torch.profiler added cost = {r_tp:.2f} (target <= 0.5)")
+            ok &= r_tp <= 0.5
+        kl = samples.get("_kernels", [])
+        lines.append("kernels recorded by warplens per run (kernels, lost): " + ", ".join(f"{n}/{l}" for n, l in kl))
+        lines.append("")
+    lines.append(f"targets met: {'yes' if ok else 'NO'}")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "overhead.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,44 @@
+/* warplens public C API: name the work your program does so the profile shows it.
+ *
+ * Link with -lwarplens. Every call is safe without the profiler: when the program does not run
+ * under `warplens run` (no recorder loaded) each call returns at once after one branch.
+ *
+ *   warplens_thread_name("loader");
+ *   warplens_scope_begin("inference-batch-12");   // kernels launched until the matching end,
+ *   ...launch kernels...                          // on this thread, are tagged with the scope
+ *   warplens_scope_end();
+ *
+ * Scopes nest per thread (up to 64 deep); names longer than 96 bytes are truncated and marked so. */
+#ifndef WARPLENS_H
+#define WARPLENS_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define WARPLENS_API __attribute__((visibility("default")))
+#define WARPLENS_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define WARPLENS_API
+#define WARPLENS_PRINTF(a, b)
+#endif
+
+/* Opens a named scope on the calling thread. Returns the scope id, 0 when nothing is recording. */
+WARPLENS_API uint64_t warplens_scope_begin(const char *name);
+/* The same with a printf-style name, e.g. warplens_scope_beginf("batch-%d", i). */
+WARPLENS_API uint64_t warplens_scope_beginf(const char *fmt, ...) WARPLENS_PRINTF(1, 2);
+/* Closes the innermost open scope of the calling thread; returns its id, or 0. */
+WARPLENS_API uint64_t warplens_scope_end(void);
+/* Names the calling thread in the profile (overrides the OS thread name). */
+WARPLENS_API void warplens_thread_name(const char *name);
+/* 1 when the recorder is loaded and recording this process, else 0. */
+WARPLENS_API int warplens_is_recording(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# GPU benchmarks, run by scripts/gpu-suite.sh on the H100: capture overhead (and any GPU
+# benchmark binary bench_*_gpu built from bench/). Results go to $1.
+set -u
+cd "$(dirname "$0")/.."
+OUT=${1:-bench/results/gpu}
+B=.carry/build
+python3 bench/overhead.py "$B" "$OUT" --reps "${WARPLENS_BENCH_REPS:-5}"
+rc=$?
+for b in "$B"/bin/bench_*; do
+    case "$(basename "$b")" in bench_launch|bench_decode) continue ;; esac
+    echo "=== $(basename "$b") ==="
+    "$b" | tee "$OUT/$(basename "$b").txt" || rc=1
+done
+exit $rc

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The GPU suite, run on the H100 in one call: environment, capture tests, the demo, a PyTorch
+# run, and the benchmarks. Expects binaries staged by scripts/stage-gpu.sh in .carry/build.
+# Writes logs and small sessions to $OUT (or bench/results/gpu when run by hand).
+set -u
+cd "$(dirname "$0")/.."
+OUT=${OUT:-bench/results/gpu}
+mkdir -p "$OUT"
+B=.carry/build
+export WARPLENS_BIN=$PWD/$B/bin/warplens
+export PATH=$PWD/$B/bin:$PATH
+fails=0
+step() { echo; echo "=== $* ==="; }
+run_step() { # name command...
+    local name=$1; shift
+    step "$name"
+    if "$@"; then echo "[suite] $name: ok"; else echo "[suite] $name: FAILED"; fails=$((fails+1)); fi
+}
+
+step "device"
+date -u +"%Y-%m-%dT%H:%M:%SZ"
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,memory.total --format=csv,noheader 2>&1
+nvcc --version | tail -1
+ls -d /usr/local/cuda*/ 2>&1 | head -3
+python3 -c "import torch; print('torch', torch.__version__)" 2>&1
+
+run_step capture "$B/bin/gpu_test_capture"
+cp /tmp/wl_gpu_capture.wlsession /tmp/wl_gpu_killed.wlsession "$OUT/" 2>/dev/null
+run_step demo warplens run -o "$OUT/demo.wlsession" -- "$B/bin/warplens_demo"
+run_step torch warplens run -o "$OUT/torch.wlsession" -- python3 tests/gpu/torch_workload.py 20
+if [ -f tests/gpu/check_torch_session.py ]; then
+    run_step torch-check python3 tests/gpu/check_torch_session.py "$OUT/torch.wlsession"
+fi
+for t in "$B"/bin/gpu_test_*; do
+    case "$t" in *gpu_test_capture) continue ;; esac
+    run_step "$(basename "$t")" "$t"
+done
+if [ "${WARPLENS_SUITE_BENCH:-1}" = 1 ] && [ -x scripts/gpu-bench.sh ]; then
+    run_step bench bash scripts/gpu-bench.sh "$OUT"
+fi
+echo
+echo "[suite] failures: $fails"
+exit $((fails > 0))

@@ -1,0 +1,44 @@
+/* Public API: scopes and thread names (include/warplens/warplens.h). */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "api/bridge_client.h"
+#include "warplens/warplens.h"
+
+uint64_t warplens_scope_begin(const char *name)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    return b ? b->scope_begin(name) : 0;
+}
+
+uint64_t warplens_scope_beginf(const char *fmt, ...)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    if (!b)
+        return 0;
+    char name[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(name, sizeof name, fmt, ap);
+    va_end(ap);
+    return b->scope_begin(name);
+}
+
+uint64_t warplens_scope_end(void)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    return b ? b->scope_end() : 0;
+}
+
+void warplens_thread_name(const char *name)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    if (b)
+        b->thread_name(name);
+}
+
+int warplens_is_recording(void)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    return b ? b->is_recording() : 0;
+}

@@ -1,0 +1,221 @@
+/* The capture file (.wlcap): what the recorder streams out of the profiled process and the CLI
+ * turns into a session database. It is an append-only sequence of typed records so that a
+ * process killed mid-run still leaves everything written so far readable; the END record marks a
+ * clean finish. Layout (little-endian, x86-64):
+ *
+ *   file header (32 bytes)  : magic "WLCAP\x01\r\n", u32 version, u32 header size, u64 pid, u64 start ns
+ *   records, each           : u16 type, u16 flags, u32 payload size, payload
+ *
+ * Payloads are the fixed structs below (their sizes are checked at compile time); a reader accepts
+ * a payload larger than it knows (newer minor revision: extra fields ignored) but never a smaller
+ * one. Strings are interned: a STRING record defines an id once; other records refer to it
+ * (id 0 = no string). docs/capture-format.md describes every field. */
+#ifndef WARPLENS_CAPFILE_H
+#define WARPLENS_CAPFILE_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#define WLCAP_MAGIC "WLCAP\x01\r\n"
+#define WLCAP_MAGIC_LEN 8
+#define WLCAP_VERSION 1u
+#define WLCAP_MAX_PAYLOAD (1u << 20) /* no record is larger; protects readers from garbage sizes */
+
+typedef struct wlcap_file_header {
+    char magic[WLCAP_MAGIC_LEN];
+    uint32_t version;
+    uint32_t header_size;
+    uint64_t pid;
+    uint64_t start_ns;
+} wlcap_file_header;
+static_assert(sizeof(wlcap_file_header) == 32, "wlcap header layout");
+
+typedef struct wlcap_record_header {
+    uint16_t type;
+    uint16_t flags;
+    uint32_t size;
+} wlcap_record_header;
+static_assert(sizeof(wlcap_record_header) == 8, "wlcap record header layout");
+
+enum wlcap_type {
+    WLCAP_STRING = 1,
+    WLCAP_PROCESS = 2,
+    WLCAP_DEVICE = 3,
+    WLCAP_KERNEL = 4,
+    WLCAP_MEMCPY = 5,
+    WLCAP_MEMSET = 6,
+    WLCAP_API = 7,
+    WLCAP_SYNC = 8,
+    WLCAP_MARKER = 9,
+    WLCAP_EXTCORR = 10,
+    WLCAP_SCOPE = 11,
+    WLCAP_THREAD = 12,
+    WLCAP_DROPPED = 13,
+    WLCAP_END = 14,
+    WLCAP_API_NAME = 15,
+    WLCAP_TYPE_COUNT
+};
+
+/* STRING: u32 id, u32 len, then len bytes (no terminator). */
+typedef struct wlcap_string {
+    uint32_t id;
+    uint32_t len;
+} wlcap_string;
+
+typedef struct wlcap_process {
+    uint32_t pid, ppid;
+    uint64_t start_ns;        /* CLOCK_REALTIME ns when the recorder started */
+    int32_t rank, local_rank, world_size, ompi_rank, slurm_procid; /* -1 when unset */
+    uint32_t hostname_str, cmdline_str, exe_str;
+    uint32_t cupti_version;
+    uint32_t record_mask;     /* WL_RECORD_* that were enabled */
+    uint32_t buffer_size;     /* activity buffer bytes */
+    uint32_t pad;
+} wlcap_process;
+static_assert(sizeof(wlcap_process) == 64, "wlcap_process layout");
+
+typedef struct wlcap_device {
+    uint32_t device_id;       /* CUDA ordinal (= CUPTI deviceId) */
+    uint32_t name_str, pci_str;
+    uint8_t uuid[16];
+    int32_t cc_major, cc_minor;
+    int32_t sm_count, warp_size;
+    int32_t max_threads_per_block, max_threads_per_sm, max_blocks_per_sm;
+    int32_t regs_per_sm, regs_per_block;
+    int32_t smem_per_sm, smem_per_block, smem_per_block_optin, reserved_smem_per_block;
+    int32_t l2_bytes, core_clock_khz, mem_clock_khz, mem_bus_width_bits;
+    int32_t max_grid_x, max_grid_y, max_grid_z;
+    int32_t async_engines, ecc_enabled, concurrent_kernels;
+    uint32_t pad;
+    uint64_t total_mem_bytes;
+} wlcap_device;
+static_assert(sizeof(wlcap_device) == 136, "wlcap_device layout");
+
+typedef struct wlcap_kernel {
+    uint64_t start, end, queued, submitted, completed; /* ns; 0 = not recorded */
+    uint64_t graph_node_id;
+    uint64_t local_mem_total;
+    int64_t grid_id;
+    uint32_t correlation_id, device_id, context_id, stream_id, graph_id;
+    int32_t grid_x, grid_y, grid_z, block_x, block_y, block_z;
+    uint32_t cluster_x, cluster_y, cluster_z, cluster_sched_policy;
+    int32_t static_smem, dynamic_smem;
+    uint32_t smem_executed, smem_limit_config, local_mem_per_thread;
+    uint32_t max_potential_cluster_size, max_active_clusters;
+    uint32_t name_str;
+    uint16_t registers_per_thread;
+    uint8_t launch_type, is_device_launched;
+    uint8_t cache_config_requested, cache_config_executed, smem_config;
+    uint8_t carveout_requested; /* 0xff = not requested, else percent */
+} wlcap_kernel;
+static_assert(sizeof(wlcap_kernel) == 168, "wlcap_kernel layout");
+
+typedef struct wlcap_memcpy {
+    uint64_t bytes, start, end, graph_node_id;
+    uint32_t device_id, context_id, stream_id, correlation_id;
+    uint32_t graph_id, src_device, dst_device;
+    uint8_t copy_kind, src_kind, dst_kind, flags; /* CUPTI enum values */
+    uint8_t is_peer;
+    uint8_t pad[7];
+} wlcap_memcpy;
+static_assert(sizeof(wlcap_memcpy) == 72, "wlcap_memcpy layout");
+
+typedef struct wlcap_memset {
+    uint64_t bytes, start, end, graph_node_id;
+    uint32_t device_id, context_id, stream_id, correlation_id;
+    uint32_t graph_id, value;
+    uint16_t memory_kind, flags;
+    uint32_t pad;
+} wlcap_memset;
+static_assert(sizeof(wlcap_memset) == 64, "wlcap_memset layout");
+
+enum wlcap_api_domain { WLCAP_API_DRIVER = 1, WLCAP_API_RUNTIME = 2 };
+
+typedef struct wlcap_api {
+    uint64_t start, end;
+    uint32_t cbid, tid, correlation_id, return_value;
+    uint8_t domain;
+    uint8_t pad[7];
+} wlcap_api;
+static_assert(sizeof(wlcap_api) == 40, "wlcap_api layout");
+
+typedef struct wlcap_sync {
+    uint64_t start, end, event_sync_id;
+    uint32_t type, correlation_id, context_id, stream_id, event_id, return_value;
+} wlcap_sync;
+static_assert(sizeof(wlcap_sync) == 48, "wlcap_sync layout");
+
+enum wlcap_marker_kind { WLCAP_MARK_INSTANT = 1, WLCAP_MARK_START = 2, WLCAP_MARK_END = 3 };
+
+typedef struct wlcap_marker {
+    uint64_t timestamp;
+    uint32_t id, kind, tid, name_str, domain_str;
+    uint32_t pad;
+} wlcap_marker;
+static_assert(sizeof(wlcap_marker) == 32, "wlcap_marker layout");
+
+typedef struct wlcap_extcorr {
+    uint64_t external_id;
+    uint32_t correlation_id, kind;
+} wlcap_extcorr;
+static_assert(sizeof(wlcap_extcorr) == 16, "wlcap_extcorr layout");
+
+enum wlcap_scope_kind { WLCAP_SCOPE_BEGIN = 1, WLCAP_SCOPE_END = 2 };
+
+typedef struct wlcap_scope {
+    uint64_t timestamp, scope_id, parent_id;
+    uint32_t tid, kind, name_str, truncated;
+} wlcap_scope;
+static_assert(sizeof(wlcap_scope) == 40, "wlcap_scope layout");
+
+enum wlcap_thread_source { WLCAP_THREAD_OS = 1, WLCAP_THREAD_API = 2 };
+
+typedef struct wlcap_thread {
+    uint32_t tid, name_str, source, pad;
+} wlcap_thread;
+static_assert(sizeof(wlcap_thread) == 16, "wlcap_thread layout");
+
+/* Where records were lost. CUPTI: its own count of dropped activity records; BUFFER: CUPTI asked
+ * for a buffer while the pool was at its limit; EVENTS: the scope/thread event ring was full. */
+enum wlcap_drop_source { WLCAP_DROP_CUPTI = 1, WLCAP_DROP_BUFFER = 2, WLCAP_DROP_EVENTS = 3 };
+
+typedef struct wlcap_dropped {
+    uint64_t count;
+    uint32_t source, context_id, stream_id, pad;
+} wlcap_dropped;
+static_assert(sizeof(wlcap_dropped) == 24, "wlcap_dropped layout");
+
+typedef struct wlcap_end {
+    uint64_t end_ns;
+    uint64_t buffers_completed, records_written, bytes_written;
+    uint64_t buffers_allocated, peak_buffers_in_use;
+    uint32_t reason; /* WLCAP_END_* */
+    uint32_t pad;
+} wlcap_end;
+static_assert(sizeof(wlcap_end) == 56, "wlcap_end layout");
+
+/* API_NAME: the name of a recorded API callback id, so readers need no CUPTI. */
+typedef struct wlcap_api_name {
+    uint32_t domain, cbid, name_str, pad;
+} wlcap_api_name;
+static_assert(sizeof(wlcap_api_name) == 16, "wlcap_api_name layout");
+
+enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
+
+/* What the recorder was asked to record (WARPLENS_RECORD / `warplens run --record`). */
+enum wl_record_mask {
+    WL_RECORD_KERNELS = 1u << 0,
+    WL_RECORD_MEMCPY = 1u << 1,
+    WL_RECORD_API = 1u << 2,
+    WL_RECORD_NVTX = 1u << 3,
+    WL_RECORD_SYNC = 1u << 4,
+    WL_RECORD_ALL = 0x1f
+};
+
+/* Parses "kernels,memcpy,api,nvtx,sync" or "all" into a mask; returns -1 and names the bad word. */
+int wl_record_mask_parse(const char *spec, uint32_t *mask, char *bad, int bad_size);
+/* Expected payload size of a fixed-size record type, 0 for STRING (variable) or unknown types. */
+uint32_t wlcap_payload_size(uint16_t type);
+const char *wlcap_type_name(uint16_t type);
+
+#endif

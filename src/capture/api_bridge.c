@@ -1,0 +1,123 @@
+/* The recorder's side of the public API (see common/recorder_bridge.h): scopes and thread names
+ * become fixed-size events on the lock-free ring, and a scope also pushes a CUPTI external
+ * correlation id so that every launch inside it carries the scope's id. */
+#include "capture/recorder.h"
+
+#include <cupti.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/recorder_bridge.h"
+
+#define MAX_DEPTH 64
+
+static _Atomic uint64_t g_next_scope = 1;
+static _Thread_local uint64_t t_stack[MAX_DEPTH];
+static _Thread_local unsigned t_depth, t_overflow;
+
+/* Events are accepted from the moment the library is loaded (the API library may load it before
+ * the program's first CUDA call), and until the recorder stops. */
+static int recording(void)
+{
+    int s = atomic_load(&wl_state);
+    return s == WL_STATE_RUNNING || s == WL_STATE_OFF;
+}
+
+__attribute__((constructor)) static void init_ring(void)
+{
+    wl_ring_init(1u << 14);
+}
+
+static void fill_name(wl_event *ev, const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    if (n > WL_EVENT_NAME_MAX) {
+        n = WL_EVENT_NAME_MAX;
+        ev->truncated = 1;
+    }
+    memcpy(ev->name, name ? name : "", n);
+    ev->name_len = (uint32_t)n;
+}
+
+static uint64_t timestamp(void)
+{
+    uint64_t ts = 0;
+    if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS || !ts)
+        ts = wl_realtime_ns(); /* CUPTI's clock on Linux is CLOCK_REALTIME */
+    return ts;
+}
+
+static uint64_t scope_begin(const char *name)
+{
+    if (!recording())
+        return 0;
+    if (t_depth >= MAX_DEPTH) {
+        t_overflow++;
+        return 0;
+    }
+    wl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WL_EV_SCOPE_BEGIN;
+    ev.id = atomic_fetch_add(&g_next_scope, 1);
+    ev.parent = t_depth ? t_stack[t_depth - 1] : 0;
+    ev.tid = wl_current_tid();
+    fill_name(&ev, name);
+    t_stack[t_depth++] = ev.id;
+    cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ev.id);
+    ev.timestamp = timestamp();
+    wl_ring_push(&ev);
+    return ev.id;
+}
+
+static uint64_t scope_end(void)
+{
+    if (t_overflow) {
+        t_overflow--;
+        return 0;
+    }
+    if (!t_depth)
+        return 0;
+    uint64_t id = t_stack[--t_depth];
+    uint64_t last = 0;
+    cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, &last);
+    if (!recording())
+        return id;
+    wl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WL_EV_SCOPE_END;
+    ev.id = id;
+    ev.parent = t_depth ? t_stack[t_depth - 1] : 0;
+    ev.tid = wl_current_tid();
+    ev.timestamp = timestamp();
+    wl_ring_push(&ev);
+    return id;
+}
+
+static void thread_name(const char *name)
+{
+    if (!recording() || !name)
+        return;
+    wl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WL_EV_THREAD_NAME;
+    ev.tid = wl_current_tid();
+    ev.timestamp = timestamp();
+    fill_name(&ev, name);
+    wl_ring_push(&ev);
+}
+
+static int is_recording(void) { return atomic_load(&wl_state) == WL_STATE_RUNNING; }
+
+static const wl_recorder_bridge g_bridge = {
+    .abi = WL_BRIDGE_ABI,
+    .size = sizeof(wl_recorder_bridge),
+    .scope_begin = scope_begin,
+    .scope_end = scope_end,
+    .thread_name = thread_name,
+    .is_recording = is_recording,
+};
+
+__attribute__((visibility("default"))) const wl_recorder_bridge *warplens_recorder_bridge(void)
+{
+    return &g_bridge;
+}

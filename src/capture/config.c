@@ -1,0 +1,74 @@
+/* Recorder configuration from the environment that `warplens run` prepares:
+ *   WARPLENS_CAPTURE_DIR  folder for <pid>.wlcap (default: the working directory)
+ *   WARPLENS_RECORD       kernels,memcpy,api,nvtx,sync | all (default all)
+ *   WARPLENS_BUFFER_SIZE  CUPTI activity buffer bytes (default 8 MiB)
+ *   WARPLENS_MAX_BUFFERS  pool limit (default 64: at most 512 MiB with the default size)
+ *   WARPLENS_QUIET        1 silences the recorder's notices (errors still count in the session) */
+#include "capture/recorder.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/log.h"
+
+static int parse_size(const char *name, const char *v, unsigned long long lo, unsigned long long hi,
+                      unsigned long long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(v, &end, 10);
+    if (errno || end == v)
+        goto bad;
+    if (*end == 'K' || *end == 'k')
+        x <<= 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        x <<= 20, end++;
+    if (*end || x < lo || x > hi)
+        goto bad;
+    *out = x;
+    return 0;
+bad:
+    wl_log("%s=%s is not valid (expected %llu..%llu); using the default", name, v, lo, hi);
+    return -1;
+}
+
+int wl_config_from_env(wl_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->record_mask = WL_RECORD_ALL;
+    cfg->buffer_size = 8u << 20;
+    cfg->max_buffers = 64;
+
+    const char *v;
+    if ((v = getenv("WARPLENS_QUIET")) && *v && strcmp(v, "0") != 0)
+        cfg->quiet = 1;
+    if ((v = getenv("WARPLENS_RECORD")) && *v) {
+        char bad[64];
+        if (wl_record_mask_parse(v, &cfg->record_mask, bad, sizeof bad) != 0) {
+            wl_log("WARPLENS_RECORD: unknown item '%s' (use kernels,memcpy,api,nvtx,sync or all)", bad);
+            cfg->record_mask = WL_RECORD_ALL;
+        }
+    }
+    unsigned long long x;
+    if ((v = getenv("WARPLENS_BUFFER_SIZE")) && *v &&
+        parse_size("WARPLENS_BUFFER_SIZE", v, 64u << 10, 256u << 20, &x) == 0)
+        cfg->buffer_size = (size_t)(x & ~7ull);
+    if ((v = getenv("WARPLENS_MAX_BUFFERS")) && *v &&
+        parse_size("WARPLENS_MAX_BUFFERS", v, 2, 4096, &x) == 0)
+        cfg->max_buffers = (unsigned)x;
+
+    const char *dir = getenv("WARPLENS_CAPTURE_DIR");
+    int n;
+    if (dir && *dir)
+        n = snprintf(cfg->capture_path, sizeof cfg->capture_path, "%s/%ld.wlcap", dir, (long)getpid());
+    else
+        n = snprintf(cfg->capture_path, sizeof cfg->capture_path, "warplens-%ld.wlcap", (long)getpid());
+    if (n < 0 || (size_t)n >= sizeof cfg->capture_path) {
+        wl_log("WARPLENS_CAPTURE_DIR is too long; this process is not recorded");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,229 @@
+/* Everything the recorder asks of CUPTI: one subscriber (resource and a few API callbacks for
+ * flushing and device discovery), the activity kinds to record, the short list of API calls whose
+ * records matter at the CPU-GPU boundary, and the buffer callbacks. Every call is checked; a
+ * failure is reported once and recording continues with what works. */
+#include "capture/recorder.h"
+
+#include <cupti.h>
+#include <string.h>
+
+#include "common/log.h"
+
+static CUpti_SubscriberHandle g_subscriber;
+static uint32_t g_mask;
+
+/* API calls recorded as API records (prefix match on CUPTI's callback names), at both levels:
+ * CUPTI does not record the driver calls the runtime makes on the program's behalf, so runtime
+ * entry points cover programs using the runtime (PyTorch, cuBLAS through cudaLaunchKernelExC) and
+ * driver entry points cover code that calls the driver directly (Triton, some cuBLAS kernels).
+ * Only these ids are enabled: switching on a whole API kind makes CUPTI wrap every call. */
+static const char *const RUNTIME_API[] = {
+    "cudaLaunch", "__cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaDeviceSynchronize",
+    "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaMalloc", "cudaFree",
+    "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister", NULL};
+static const char *const DRIVER_API[] = {
+    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize", "cuStreamSynchronize",
+    "cuEventSynchronize", "cuStreamWaitEvent", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister",
+    "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", NULL};
+
+#define MAX_API_IDS 512
+typedef struct api_id {
+    uint16_t domain; /* WLCAP_API_DRIVER or WLCAP_API_RUNTIME */
+    uint16_t cbid;
+} api_id;
+static api_id g_api_ids[MAX_API_IDS];
+static unsigned g_api_count;
+
+static int check(CUptiResult st, const char *what)
+{
+    if (st == CUPTI_SUCCESS)
+        return 0;
+    const char *msg = NULL;
+    cuptiGetResultString(st, &msg);
+    wl_log("%s failed: %s", what, msg ? msg : "unknown CUPTI error");
+    return -1;
+}
+
+static int has_prefix(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (strncmp(name, *list, strlen(*list)) == 0)
+            return 1;
+    return 0;
+}
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    uint8_t *b = wl_pool_get();
+    *buffer = b;
+    *size = b ? wl_pool_get_buffer_size() : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid)
+{
+    (void)ctx, (void)stream, (void)size;
+    if (buffer)
+        wl_pool_complete(buffer, valid);
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data)
+{
+    (void)userdata;
+    if (atomic_load(&wl_state) != WL_STATE_RUNNING)
+        return;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        const CUpti_ResourceData *rd = data;
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
+            uint32_t dev = 0;
+            if (cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS) {
+                wl_devices_mark(dev);
+                wl_pool_wake();
+            }
+        } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
+            /* cudaDeviceReset and cuCtxDestroy: hand over everything recorded in this context */
+            wl_cupti_flush(1);
+        }
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
+        const CUpti_CallbackData *cd = data;
+        if (cd->callbackSite == CUPTI_API_ENTER)
+            wl_cupti_flush(1);
+    }
+}
+
+static void enable_domain(CUpti_CallbackDomain domain, uint32_t size, const char *const *prefixes,
+                          CUptiResult (*enable)(CUpti_CallbackId, uint8_t), uint16_t tag)
+{
+    for (uint32_t cbid = 1; cbid < size && g_api_count < MAX_API_IDS; cbid++) {
+        const char *name = NULL;
+        if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name || !has_prefix(name, prefixes))
+            continue;
+        if (enable(cbid, 1) == CUPTI_SUCCESS)
+            g_api_ids[g_api_count++] = (api_id){tag, (uint16_t)cbid};
+    }
+}
+
+static void enable_api_records(void)
+{
+    enable_domain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, RUNTIME_API,
+                  cuptiActivityEnableRuntimeApi, WLCAP_API_RUNTIME);
+    enable_domain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, DRIVER_API, cuptiActivityEnableDriverApi,
+                  WLCAP_API_DRIVER);
+    if (!g_api_count)
+        wl_log("no CUDA API call could be selected for recording; launch costs are not recorded");
+}
+
+/* Stores "cudaMemcpyAsync" for CUPTI's "cudaMemcpyAsync_v3020": the version suffix is CUPTI's. */
+void wl_cupti_write_api_names(void)
+{
+    for (unsigned i = 0; i < g_api_count; i++) {
+        const char *name = NULL;
+        CUpti_CallbackDomain d =
+            g_api_ids[i].domain == WLCAP_API_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
+        if (cuptiGetCallbackName(d, g_api_ids[i].cbid, &name) != CUPTI_SUCCESS || !name)
+            continue;
+        size_t n = strlen(name);
+        const char *v = strstr(name, "_v");
+        if (v && v > name && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
+            n = (size_t)(v - name);
+        wlcap_api_name r = {g_api_ids[i].domain, g_api_ids[i].cbid, wl_capw_string_n(name, n), 0};
+        wl_capw_record(WLCAP_API_NAME, &r, sizeof r);
+    }
+}
+
+int wl_cupti_start(const wl_config *cfg)
+{
+    g_mask = cfg->record_mask;
+    CUpti_SubscriberParams sp;
+    memset(&sp, 0, sizeof sp);
+    char holder[128] = "";
+    sp.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+    sp.subscriberName = "warplens";
+    sp.oldSubscriberName = holder;
+    sp.oldSubscriberSize = sizeof holder;
+    CUptiResult st = cuptiSubscribe_v2(&g_subscriber, on_callback, NULL, &sp);
+    if (st == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        wl_log("CUPTI is already in use by %s; this run is not recorded (the program runs normally)",
+               holder[0] ? holder : "another profiler");
+        return -1;
+    }
+    if (check(st, "cuptiSubscribe"))
+        return -1;
+
+    /* Must precede enabling kinds and any CUDA context. */
+    check(cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "cuptiSetThreadIdType");
+    uint8_t zeroed = 1;
+    size_t one = sizeof zeroed;
+    check(cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &one, &zeroed),
+          "telling CUPTI the buffers are zeroed");
+    if (check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed),
+              "cuptiActivityRegisterCallbacks"))
+        return -1;
+
+    check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
+          "enabling the context-created callback");
+    check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                              CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
+          "enabling the context-destroy callback");
+    check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop),
+          "enabling the cuProfilerStop callback");
+
+    if (cfg->record_mask & WL_RECORD_KERNELS) {
+        check(cuptiActivityEnableLatencyTimestamps(1), "enabling queued/submitted timestamps");
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "recording kernels");
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "recording scope correlation");
+    }
+    if (cfg->record_mask & WL_RECORD_MEMCPY) {
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "recording memcpy");
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2), "recording peer memcpy");
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "recording memset");
+    }
+    if (cfg->record_mask & WL_RECORD_SYNC)
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), "recording synchronisation");
+    if (cfg->record_mask & WL_RECORD_NVTX)
+        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "recording NVTX markers");
+    if (cfg->record_mask & WL_RECORD_API)
+        enable_api_records();
+    return 0;
+}
+
+void wl_cupti_flush(int forced)
+{
+    CUptiResult st = cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    if (st != CUPTI_SUCCESS) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        const char *msg = NULL;
+        cuptiGetResultString(st, &msg);
+        wl_log_once(&once, "cuptiActivityFlushAll failed: %s", msg ? msg : "?");
+    }
+}
+
+void wl_cupti_stop_api(void)
+{
+    for (unsigned i = 0; i < g_api_count; i++) {
+        if (g_api_ids[i].domain == WLCAP_API_RUNTIME)
+            cuptiActivityEnableRuntimeApi(g_api_ids[i].cbid, 0);
+        else
+            cuptiActivityEnableDriverApi(g_api_ids[i].cbid, 0);
+    }
+    if (g_mask & WL_RECORD_SYNC)
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
+}
+
+void wl_cupti_stop(void)
+{
+    if (g_mask & WL_RECORD_KERNELS) {
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    }
+    if (g_mask & WL_RECORD_MEMCPY) {
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMSET);
+    }
+    if (g_mask & WL_RECORD_NVTX)
+        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MARKER);
+    wl_cupti_flush(1);
+}

@@ -1,0 +1,64 @@
+/* The PROCESS record: who was profiled (pid, command line, host, rank variables of MPI, Slurm and
+ * torch.distributed launchers). */
+#include "capture/recorder.h"
+
+#include <cupti.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int32_t env_int(const char *name)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return -1;
+    char *end;
+    long x = strtol(v, &end, 10);
+    return (*end || x < 0 || x > 0x7fffffff) ? -1 : (int32_t)x;
+}
+
+void wl_process_write(const wl_config *cfg, uint64_t start_ns)
+{
+    wlcap_process p;
+    memset(&p, 0, sizeof p);
+    p.pid = (uint32_t)getpid();
+    p.ppid = (uint32_t)getppid();
+    p.start_ns = start_ns;
+    p.rank = env_int("RANK");
+    p.local_rank = env_int("LOCAL_RANK");
+    p.world_size = env_int("WORLD_SIZE");
+    p.ompi_rank = env_int("OMPI_COMM_WORLD_RANK");
+    p.slurm_procid = env_int("SLURM_PROCID");
+    p.record_mask = cfg->record_mask;
+    p.buffer_size = (uint32_t)cfg->buffer_size;
+    uint32_t v = 0;
+    if (cuptiGetVersion(&v) == CUPTI_SUCCESS)
+        p.cupti_version = v;
+
+    char host[256] = "";
+    if (gethostname(host, sizeof host - 1) == 0)
+        p.hostname_str = wl_capw_string(host);
+
+    /* /proc/self/cmdline: arguments separated by NUL; stored separated by spaces */
+    char cmd[8192];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        ssize_t n = read(fd, cmd, sizeof cmd - 1);
+        close(fd);
+        if (n > 0) {
+            while (n > 0 && cmd[n - 1] == 0)
+                n--;
+            for (ssize_t i = 0; i < n; i++)
+                if (cmd[i] == 0)
+                    cmd[i] = ' ';
+            p.cmdline_str = wl_capw_string_n(cmd, (size_t)n);
+        }
+    }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0)
+        p.exe_str = wl_capw_string_n(exe, (size_t)n);
+    wl_capw_record(WLCAP_PROCESS, &p, sizeof p);
+}

@@ -1,0 +1,96 @@
+/* Internals of the injected recorder, shared by the files of src/capture/. The recorder's rule:
+ * application threads only hand over pre-allocated memory and push fixed-size events; everything
+ * that allocates, formats or writes happens on the recorder's own writer thread. */
+#ifndef WARPLENS_CAPTURE_RECORDER_H
+#define WARPLENS_CAPTURE_RECORDER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capfile/capfile.h"
+
+typedef struct wl_config {
+    uint32_t record_mask;     /* WL_RECORD_* */
+    size_t buffer_size;       /* bytes per CUPTI activity buffer */
+    unsigned max_buffers;     /* pool limit: buffer_size * max_buffers is the memory bound */
+    int quiet;
+    char capture_path[4096];
+} wl_config;
+
+/* config.c: reads WARPLENS_* variables. Returns 0, or -1 after logging what was wrong. */
+int wl_config_from_env(wl_config *cfg);
+
+/* buffer_pool.c: CUPTI activity buffers. get/complete may run on application threads and only
+ * take a short lock; refill/recycle run on the writer thread. */
+int wl_pool_init(size_t buffer_size, unsigned initial, unsigned max);
+uint8_t *wl_pool_get(void);                       /* NULL when at the limit (counted) */
+size_t wl_pool_get_buffer_size(void);
+void wl_pool_complete(uint8_t *buf, size_t valid); /* CUPTI finished filling buf */
+int wl_pool_next_completed(uint8_t **buf, size_t *valid);
+void wl_pool_recycle(uint8_t *buf);               /* zeroes and returns buf to the free list */
+void wl_pool_refill(void);
+void wl_pool_wait(unsigned timeout_ms);           /* writer sleeps until work or timeout */
+void wl_pool_wake(void);
+typedef struct wl_pool_stats {
+    uint64_t completed, refused, allocated, peak_in_use;
+} wl_pool_stats;
+wl_pool_stats wl_pool_get_stats(void);
+
+/* event_ring.c: fixed-size events from application threads (scopes, thread names). */
+enum wl_event_kind { WL_EV_SCOPE_BEGIN = 1, WL_EV_SCOPE_END, WL_EV_THREAD_NAME };
+#define WL_EVENT_NAME_MAX 96
+typedef struct wl_event {
+    uint64_t timestamp, id, parent;
+    uint32_t tid, kind;
+    uint32_t truncated, name_len;
+    char name[WL_EVENT_NAME_MAX];
+} wl_event;
+int wl_ring_init(unsigned capacity_pow2);
+int wl_ring_push(const wl_event *ev);             /* lock-free; -1 when full (counted) */
+int wl_ring_pop(wl_event *ev);                    /* writer only */
+uint64_t wl_ring_take_dropped(void);
+
+/* capture_writer.c: the capture file, written by the writer thread only. */
+int wl_capw_open(const char *path, uint64_t pid, uint64_t start_ns);
+void wl_capw_record(uint16_t type, const void *payload, uint32_t size);
+uint32_t wl_capw_string(const char *s);           /* interned id; 0 for NULL */
+uint32_t wl_capw_string_n(const char *s, size_t n);
+void wl_capw_flush(void);
+int wl_capw_close(void);
+uint64_t wl_capw_records(void);
+uint64_t wl_capw_bytes(void);
+
+/* activity_decode.c: CUPTI activity buffer -> capture records (writer thread). */
+void wl_decode_activity_buffer(uint8_t *buf, size_t valid);
+void wl_decode_report_dropped(void);
+
+/* threads.c: names of the OS threads seen in records (writer thread). */
+void wl_threads_seen(uint32_t tid);
+void wl_threads_refresh_all(void);
+uint32_t wl_current_tid(void);
+
+/* device_info.c: attributes of devices whose contexts were created. */
+void wl_devices_mark(uint32_t device_id);         /* any thread */
+void wl_devices_write_pending(void);              /* writer thread */
+
+/* process_info.c */
+void wl_process_write(const wl_config *cfg, uint64_t start_ns);
+
+/* writer_thread.c */
+int wl_writer_start(void);
+void wl_writer_stop(uint32_t end_reason);         /* drains, writes END, closes the file */
+void wl_writer_set_context_ids(void);
+
+/* cupti_setup.c: subscribe, enable kinds, callbacks. */
+int wl_cupti_start(const wl_config *cfg);
+void wl_cupti_flush(int forced);
+void wl_cupti_stop_api(void);                     /* before the recorder's own sync at exit */
+void wl_cupti_stop(void);
+void wl_cupti_write_api_names(void);              /* writer thread: cbid -> name table */
+
+/* recorder state */
+enum wl_state { WL_STATE_OFF = 0, WL_STATE_RUNNING, WL_STATE_STOPPED, WL_STATE_FORKED_CHILD };
+extern atomic_int wl_state;
+
+#endif

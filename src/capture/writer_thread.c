@@ -1,0 +1,131 @@
+/* The recorder's own thread: turns completed CUPTI buffers and API events into capture records,
+ * keeps the buffer pool topped up, writes device and thread descriptions, and flushes the file
+ * often enough that a process killed by a signal leaves almost everything on disk. */
+#include "capture/recorder.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+#define WAKE_MS 50
+#define FILE_FLUSH_NS 100000000ull
+/* CUPTI's own periodic flush returns only full buffers; a default (non-forced) flush returns every
+ * buffer whose records are complete, so a program killed by a signal loses at most this much. */
+#define CUPTI_FLUSH_NS 200000000ull
+
+static pthread_t g_thread;
+static atomic_int g_stop;
+static int g_started;
+
+static void write_event(const wl_event *ev)
+{
+    if (ev->kind == WL_EV_THREAD_NAME) {
+        wlcap_thread r = {ev->tid, wl_capw_string_n(ev->name, ev->name_len), WLCAP_THREAD_API, 0};
+        wl_capw_record(WLCAP_THREAD, &r, sizeof r);
+        return;
+    }
+    wlcap_scope r;
+    memset(&r, 0, sizeof r);
+    r.timestamp = ev->timestamp;
+    r.scope_id = ev->id;
+    r.parent_id = ev->parent;
+    r.tid = ev->tid;
+    r.kind = ev->kind == WL_EV_SCOPE_BEGIN ? WLCAP_SCOPE_BEGIN : WLCAP_SCOPE_END;
+    r.truncated = ev->truncated;
+    if (ev->kind == WL_EV_SCOPE_BEGIN)
+        r.name_str = wl_capw_string_n(ev->name, ev->name_len);
+    wl_threads_seen(ev->tid);
+    wl_capw_record(WLCAP_SCOPE, &r, sizeof r);
+}
+
+static void drain(void)
+{
+    wl_devices_write_pending();
+    uint8_t *buf;
+    size_t valid;
+    while (wl_pool_next_completed(&buf, &valid)) {
+        wl_decode_activity_buffer(buf, valid);
+        wl_pool_recycle(buf);
+    }
+    wl_pool_refill();
+    wl_event ev;
+    while (wl_ring_pop(&ev))
+        write_event(&ev);
+    uint64_t lost = wl_ring_take_dropped();
+    if (lost) {
+        wlcap_dropped r = {lost, WLCAP_DROP_EVENTS, 0, 0, 0};
+        wl_capw_record(WLCAP_DROPPED, &r, sizeof r);
+    }
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    uint64_t last_flush = wl_monotonic_ns(), last_cupti = last_flush;
+    while (!atomic_load(&g_stop)) {
+        wl_pool_wait(WAKE_MS);
+        uint64_t now = wl_monotonic_ns();
+        if (now - last_cupti >= CUPTI_FLUSH_NS) {
+            wl_cupti_flush(0);
+            last_cupti = now;
+        }
+        drain();
+        if (now - last_flush >= FILE_FLUSH_NS) {
+            wl_capw_flush();
+            last_flush = now;
+        }
+    }
+    return NULL;
+}
+
+int wl_writer_start(void)
+{
+    /* The writer must not take the application's signals. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&g_thread, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        wl_log("cannot start the recorder thread (%s); this process is not recorded", strerror(rc));
+        return -1;
+    }
+    pthread_setname_np(g_thread, "warplens-writer");
+    g_started = 1;
+    return 0;
+}
+
+void wl_writer_stop(uint32_t end_reason)
+{
+    if (g_started) {
+        atomic_store(&g_stop, 1);
+        wl_pool_wake();
+        pthread_join(g_thread, NULL);
+        g_started = 0;
+    }
+    /* the writer has stopped: this thread now owns the file */
+    drain();
+    wl_decode_report_dropped();
+    wl_threads_refresh_all();
+    wl_pool_stats ps = wl_pool_get_stats();
+    if (ps.refused) {
+        wlcap_dropped r = {ps.refused, WLCAP_DROP_BUFFER, 0, 0, 0};
+        wl_capw_record(WLCAP_DROPPED, &r, sizeof r);
+    }
+    wlcap_end e;
+    memset(&e, 0, sizeof e);
+    e.end_ns = wl_realtime_ns();
+    e.buffers_completed = ps.completed;
+    e.records_written = wl_capw_records();
+    e.bytes_written = wl_capw_bytes();
+    e.buffers_allocated = ps.allocated;
+    e.peak_buffers_in_use = ps.peak_in_use;
+    e.reason = end_reason;
+    wl_capw_record(WLCAP_END, &e, sizeof e);
+    if (wl_capw_close() != 0)
+        wl_log("the capture file could not be completed; the session will be marked incomplete");
+}

@@ -1,0 +1,26 @@
+/* The private contract between the public API library (libwarplens.so, what programs link) and
+ * the injected recorder (libwarplens_recorder.so). The API library finds the recorder through the
+ * WARPLENS_RECORDER path that `warplens run` sets, asks it for this table once, and forwards calls;
+ * with no recorder every call is one branch on a null pointer. */
+#ifndef WARPLENS_RECORDER_BRIDGE_H
+#define WARPLENS_RECORDER_BRIDGE_H
+
+#include <stdint.h>
+
+#define WL_BRIDGE_ABI 1u
+#define WL_BRIDGE_SYMBOL "warplens_recorder_bridge"
+
+typedef struct wl_recorder_bridge {
+    uint32_t abi;          /* WL_BRIDGE_ABI */
+    uint32_t size;         /* sizeof(wl_recorder_bridge) of the recorder's build */
+    /* Opens a named scope on the calling thread; returns its id (0 when not recording). */
+    uint64_t (*scope_begin)(const char *name);
+    /* Closes the innermost scope of the calling thread; returns its id or 0 if none was open. */
+    uint64_t (*scope_end)(void);
+    void (*thread_name)(const char *name);
+    int (*is_recording)(void);
+} wl_recorder_bridge;
+
+typedef const wl_recorder_bridge *(*wl_recorder_bridge_fn)(void);
+
+#endif

@@ -1,0 +1,96 @@
+/* Reading a session database: the one interface the CLI, analysis and exporters use (no SQL
+ * outside src/store/). Opening checks that the file is a warplens session of a schema this build
+ * understands and says clearly what is wrong otherwise. */
+#ifndef WARPLENS_STORE_SESSION_H
+#define WARPLENS_STORE_SESSION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct wl_session wl_session;
+
+/* Returns NULL with a one-line reason in err ("... is not a warplens session", "schema version 3
+ * is newer than this warplens reads (1)", ...). */
+wl_session *wl_session_open(const char *path, char *err, size_t err_size);
+void wl_session_close(wl_session *s);
+int wl_session_schema_version(const wl_session *s);
+/* Value of a meta key into out ("" when absent); returns 0 if present. */
+int wl_session_meta(wl_session *s, const char *key, char *out, size_t out_size);
+
+typedef struct wl_session_overview {
+    int processes, incomplete_processes, devices, threads;
+    uint64_t kernels, kernels_no_timestamp, memcpys, memsets, api_calls, syncs, nvtx_ranges, scopes;
+    uint64_t lost_total;
+    uint64_t first_ns, last_ns;        /* span of all timestamped GPU and API records */
+    uint64_t gpu_busy_ns;              /* union of kernel/memcpy/memset intervals, per device summed */
+    int complete;                      /* meta.complete */
+    char program[512];                 /* command line of the first process */
+    char device_name[128];             /* first device */
+} wl_session_overview;
+int wl_session_get_overview(wl_session *s, wl_session_overview *o);
+
+typedef struct wl_process_row {
+    uint32_t pid, ppid;
+    char hostname[128], cmdline[1024];
+    uint64_t start_ns, end_ns;
+    int rank, local_rank, world_size; /* -1 when unset */
+    int complete;
+    char incomplete_reason[160];
+} wl_process_row;
+/* Calls fn for each process; returns the number of rows or -1. */
+int wl_session_each_process(wl_session *s, void (*fn)(const wl_process_row *, void *), void *arg);
+
+typedef struct wl_device_row {
+    uint32_t pid, device_id;
+    char name[128], pci_bus_id[32];
+    int cc_major, cc_minor, sm_count, warp_size, max_threads_per_block, max_threads_per_sm,
+        max_blocks_per_sm, regs_per_sm, regs_per_block, smem_per_sm, smem_per_block,
+        smem_per_block_optin, reserved_smem_per_block, l2_bytes, core_clock_khz, mem_clock_khz,
+        mem_bus_width_bits;
+    uint64_t total_mem_bytes;
+} wl_device_row;
+int wl_session_each_device(wl_session *s, void (*fn)(const wl_device_row *, void *), void *arg);
+
+/* One row per kernel name (GPU time statistics over the kernels that have timestamps). */
+typedef struct wl_kernel_summary {
+    int64_t name_id;
+    char name[1024], short_name[256];
+    uint64_t calls, timed_calls;
+    uint64_t total_ns, min_ns, max_ns, p50_ns, p99_ns;
+    double mean_ns;
+    int configs;                        /* distinct (grid, block) pairs */
+    int grid[3], block[3];              /* the most frequent configuration */
+    int registers, static_smem, dynamic_smem;
+    double mean_queue_ns, mean_submit_ns, mean_launch_ns; /* launch_ns: the API call's duration */
+} wl_kernel_summary;
+/* Kernel summaries ordered by total GPU time, descending. *out is malloc'd; returns count or -1. */
+int wl_session_kernel_summaries(wl_session *s, wl_kernel_summary **out);
+
+typedef struct wl_copy_summary {
+    char kind[16];                      /* HtoD, DtoH, DtoD, PtoP, ... or "memset" */
+    char memory[48];                    /* e.g. "pageable->device" */
+    uint64_t count, bytes, total_ns;
+    double gbps;                        /* bytes / total time */
+} wl_copy_summary;
+int wl_session_copy_summaries(wl_session *s, wl_copy_summary **out);
+
+/* Generic named-interval summary (API calls, NVTX ranges, scopes, synchronisation). */
+typedef struct wl_interval_summary {
+    char name[256];
+    char group[64];                     /* API category, NVTX domain, sync type */
+    uint64_t count, total_ns, min_ns, max_ns;
+    double mean_ns;
+} wl_interval_summary;
+int wl_session_api_summaries(wl_session *s, wl_interval_summary **out);
+int wl_session_nvtx_summaries(wl_session *s, wl_interval_summary **out);
+int wl_session_scope_summaries(wl_session *s, wl_interval_summary **out);
+int wl_session_sync_summaries(wl_session *s, wl_interval_summary **out);
+
+typedef struct wl_lost_row {
+    uint32_t pid;
+    char source[32], detail[160];
+    uint64_t count;
+} wl_lost_row;
+int wl_session_lost(wl_session *s, wl_lost_row **out);
+
+#endif

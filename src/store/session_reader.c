@@ -1,0 +1,264 @@
+/* Session reader: opening with identity checks, overview, per-process/device rows and the summary
+ * tables behind `warplens stats` (see session.h). */
+#include "store/session_internal.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "store/schema.h"
+
+
+static int set_err(char *err, size_t n, const char *fmt, ...)
+{
+    if (err && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static int meta_get(sqlite3 *db, const char *key, char *out, size_t n)
+{
+    sqlite3_stmt *st;
+    out[0] = 0;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int rc = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+wl_session *wl_session_open(const char *path, char *err, size_t err_size)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        set_err(err, err_size, "%s: no such file", path);
+        return NULL;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        set_err(err, err_size, "%s is not a file", path);
+        return NULL;
+    }
+    sqlite3 *db = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        set_err(err, err_size, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        sqlite3_close(db);
+        return NULL;
+    }
+    char format[64], version[32];
+    int has_meta = 0;
+    sqlite3_stmt *st;
+    int prc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", -1, &st, NULL);
+    if (prc != SQLITE_OK) {
+        set_err(err, err_size, "%s is not a warplens session (not an SQLite database: %s)", path, sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return NULL;
+    }
+    has_meta = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (!has_meta || meta_get(db, "format", format, sizeof format) != 0 || strcmp(format, WL_SESSION_FORMAT) != 0) {
+        set_err(err, err_size, "%s is an SQLite database but not a warplens session (no warplens meta table)", path);
+        sqlite3_close(db);
+        return NULL;
+    }
+    if (meta_get(db, "schema_version", version, sizeof version) != 0) {
+        set_err(err, err_size, "%s: session has no schema version", path);
+        sqlite3_close(db);
+        return NULL;
+    }
+    int v = atoi(version);
+    if (v > WL_SCHEMA_VERSION) {
+        set_err(err, err_size, "%s: session schema version %d is newer than this warplens reads (%d); upgrade warplens",
+                path, v, WL_SCHEMA_VERSION);
+        sqlite3_close(db);
+        return NULL;
+    }
+    if (v < 1) {
+        set_err(err, err_size, "%s: invalid session schema version '%s'", path, version);
+        sqlite3_close(db);
+        return NULL;
+    }
+    wl_session *s = calloc(1, sizeof *s);
+    if (!s) {
+        sqlite3_close(db);
+        set_err(err, err_size, "out of memory");
+        return NULL;
+    }
+    s->db = db;
+    s->schema_version = v;
+    return s;
+}
+
+void wl_session_close(wl_session *s)
+{
+    if (!s)
+        return;
+    sqlite3_close(s->db);
+    free(s);
+}
+
+int wl_session_schema_version(const wl_session *s) { return s->schema_version; }
+
+int wl_session_meta(wl_session *s, const char *key, char *out, size_t out_size)
+{
+    return meta_get(s->db, key, out, out_size);
+}
+
+static uint64_t scalar_u64(wl_session *s, const char *sql)
+{
+    sqlite3_stmt *st;
+    uint64_t v = 0;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}
+
+static void text_col(sqlite3_stmt *st, int col, char *out, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(out, n, "%s", t ? (const char *)t : "");
+}
+
+/* Sum over devices of the union of GPU activity intervals (kernels, copies, sets). */
+static uint64_t gpu_busy(wl_session *s)
+{
+    sqlite3_stmt *st;
+    const char *sql =
+        "SELECT pid, device_id, start_ns, end_ns FROM (\n"
+        " SELECT pid, device_id, start_ns, end_ns FROM kernel WHERE has_timestamps\n"
+        " UNION ALL SELECT pid, device_id, start_ns, end_ns FROM memcpy WHERE start_ns IS NOT NULL AND end_ns >= start_ns\n"
+        " UNION ALL SELECT pid, device_id, start_ns, end_ns FROM memset WHERE start_ns IS NOT NULL AND end_ns >= start_ns)\n"
+        " ORDER BY pid, device_id, start_ns";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    uint64_t busy = 0, cur_s = 0, cur_e = 0;
+    int64_t cur_pid = -1, cur_dev = -1;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t pid = sqlite3_column_int64(st, 0), dev = sqlite3_column_int64(st, 1);
+        uint64_t a = (uint64_t)sqlite3_column_int64(st, 2), b = (uint64_t)sqlite3_column_int64(st, 3);
+        if (pid != cur_pid || dev != cur_dev || a > cur_e) {
+            busy += cur_e - cur_s;
+            cur_pid = pid, cur_dev = dev, cur_s = a, cur_e = b;
+        } else if (b > cur_e) {
+            cur_e = b;
+        }
+    }
+    busy += cur_e - cur_s;
+    sqlite3_finalize(st);
+    return busy;
+}
+
+int wl_session_get_overview(wl_session *s, wl_session_overview *o)
+{
+    memset(o, 0, sizeof *o);
+    o->processes = (int)scalar_u64(s, "SELECT count(*) FROM process");
+    o->incomplete_processes = (int)scalar_u64(s, "SELECT count(*) FROM process WHERE complete = 0");
+    o->devices = (int)scalar_u64(s, "SELECT count(*) FROM device");
+    o->threads = (int)scalar_u64(s, "SELECT count(*) FROM thread");
+    o->kernels = scalar_u64(s, "SELECT count(*) FROM kernel");
+    o->kernels_no_timestamp = scalar_u64(s, "SELECT count(*) FROM kernel WHERE has_timestamps = 0");
+    o->memcpys = scalar_u64(s, "SELECT count(*) FROM memcpy");
+    o->memsets = scalar_u64(s, "SELECT count(*) FROM memset");
+    o->api_calls = scalar_u64(s, "SELECT count(*) FROM api_call");
+    o->syncs = scalar_u64(s, "SELECT count(*) FROM sync");
+    o->nvtx_ranges = scalar_u64(s, "SELECT count(*) FROM nvtx_range");
+    o->scopes = scalar_u64(s, "SELECT count(*) FROM scope");
+    o->lost_total = scalar_u64(s, "SELECT coalesce(sum(count), 0) FROM lost");
+    o->first_ns = scalar_u64(s, "SELECT min(t) FROM (SELECT min(start_ns) t FROM kernel UNION ALL"
+                                " SELECT min(start_ns) FROM api_call UNION ALL SELECT min(start_ns) FROM memcpy)");
+    o->last_ns = scalar_u64(s, "SELECT max(t) FROM (SELECT max(end_ns) t FROM kernel UNION ALL"
+                               " SELECT max(end_ns) FROM api_call UNION ALL SELECT max(end_ns) FROM memcpy)");
+    o->gpu_busy_ns = gpu_busy(s);
+    char v[16];
+    o->complete = meta_get(s->db, "complete", v, sizeof v) == 0 && strcmp(v, "1") == 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT cmdline FROM process ORDER BY start_ns LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            text_col(st, 0, o->program, sizeof o->program);
+        sqlite3_finalize(st);
+    }
+    if (sqlite3_prepare_v2(s->db, "SELECT name FROM device ORDER BY pid, device_id LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            text_col(st, 0, o->device_name, sizeof o->device_name);
+        sqlite3_finalize(st);
+    }
+    return 0;
+}
+
+int wl_session_each_process(wl_session *s, void (*fn)(const wl_process_row *, void *), void *arg)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT pid, ppid, hostname, cmdline, start_ns, end_ns, coalesce(rank, -1),"
+                           " coalesce(local_rank, -1), coalesce(world_size, -1), complete, incomplete_reason"
+                           " FROM process ORDER BY start_ns",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        wl_process_row r;
+        memset(&r, 0, sizeof r);
+        r.pid = (uint32_t)sqlite3_column_int64(st, 0);
+        r.ppid = (uint32_t)sqlite3_column_int64(st, 1);
+        text_col(st, 2, r.hostname, sizeof r.hostname);
+        text_col(st, 3, r.cmdline, sizeof r.cmdline);
+        r.start_ns = (uint64_t)sqlite3_column_int64(st, 4);
+        r.end_ns = (uint64_t)sqlite3_column_int64(st, 5);
+        r.rank = sqlite3_column_int(st, 6);
+        r.local_rank = sqlite3_column_int(st, 7);
+        r.world_size = sqlite3_column_int(st, 8);
+        r.complete = sqlite3_column_int(st, 9);
+        text_col(st, 10, r.incomplete_reason, sizeof r.incomplete_reason);
+        fn(&r, arg);
+        n++;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+int wl_session_each_device(wl_session *s, void (*fn)(const wl_device_row *, void *), void *arg)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT pid, device_id, name, pci_bus_id, cc_major, cc_minor, sm_count, warp_size,"
+                           " max_threads_per_block, max_threads_per_sm, max_blocks_per_sm, regs_per_sm,"
+                           " regs_per_block, smem_per_sm, smem_per_block, smem_per_block_optin,"
+                           " reserved_smem_per_block, l2_bytes, core_clock_khz, mem_clock_khz,"
+                           " mem_bus_width_bits, total_mem_bytes FROM device ORDER BY pid, device_id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        wl_device_row r;
+        memset(&r, 0, sizeof r);
+        r.pid = (uint32_t)sqlite3_column_int64(st, 0);
+        r.device_id = (uint32_t)sqlite3_column_int64(st, 1);
+        text_col(st, 2, r.name, sizeof r.name);
+        text_col(st, 3, r.pci_bus_id, sizeof r.pci_bus_id);
+        int *f[] = {&r.cc_major, &r.cc_minor, &r.sm_count, &r.warp_size, &r.max_threads_per_block,
+                    &r.max_threads_per_sm, &r.max_blocks_per_sm, &r.regs_per_sm, &r.regs_per_block,
+                    &r.smem_per_sm, &r.smem_per_block, &r.smem_per_block_optin, &r.reserved_smem_per_block,
+                    &r.l2_bytes, &r.core_clock_khz, &r.mem_clock_khz, &r.mem_bus_width_bits};
+        for (int i = 0; i < (int)(sizeof f / sizeof f[0]); i++)
+            *f[i] = sqlite3_column_int(st, 4 + i);
+        r.total_mem_bytes = (uint64_t)sqlite3_column_int64(st, 21);
+        fn(&r, arg);
+        n++;
+    }
+    sqlite3_finalize(st);
+    return n;
+}

@@ -1,0 +1,36 @@
+/* `warplens import -o SESSION CAPTURE...`: builds a session from capture files written by the
+ * recorder without `warplens run` (CUDA_INJECTION64_PATH set by hand, or kept with --keep-capture). */
+#include <stdio.h>
+#include <string.h>
+
+#include "session_build.h"
+#include "verbs.h"
+
+int cmd_import(int argc, char **argv)
+{
+    const char *out = NULL;
+    const char *inputs[256];
+    int n = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: warplens import -o SESSION CAPTURE.wlcap [CAPTURE.wlcap ...]\n");
+            return 0;
+        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
+            out = argv[++i];
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "warplens import: unknown option '%s'\n", argv[i]);
+            return 2;
+        } else if (n < 256) {
+            inputs[n++] = argv[i];
+        } else {
+            fprintf(stderr, "warplens import: at most 256 capture files\n");
+            return 2;
+        }
+    }
+    if (!out || !n) {
+        fprintf(stderr, "usage: warplens import -o SESSION CAPTURE.wlcap [CAPTURE.wlcap ...]\n");
+        return 2;
+    }
+    session_build_result r;
+    return session_build(out, inputs, n, NULL, &r, 0) == 0 ? 0 : 1;
+}

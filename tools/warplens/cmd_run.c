@@ -1,0 +1,384 @@
+/* `warplens run [options] -- <program> [args...]`: runs the program with the recorder injected
+ * (CUDA_INJECTION64_PATH), waits for it, builds the session from the capture files its processes
+ * wrote, prints a short summary and exits with the program's own status. The program is started
+ * with execvp: arguments are never seen by a shell. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "capfile/capfile.h"
+#include "run_summary.h"
+#include "session_build.h"
+#include "verbs.h"
+
+typedef struct run_options {
+    const char *output;
+    const char *record;
+    const char *buffer_size;
+    const char *max_buffers;
+    int quiet, keep_capture;
+    char **argv; /* the program and its arguments */
+} run_options;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: warplens run [options] -- <program> [args...]\n"
+            "  -o, --output FILE      session file (default: <program>.wlsession)\n"
+            "  --record LIST          what to record: kernels,memcpy,api,nvtx,sync or all (default all)\n"
+            "  --buffer-size SIZE     CUPTI activity buffer size, e.g. 8M (default 8M; 64K..256M)\n"
+            "  --max-buffers N        buffers the recorder may hold at once (default 64)\n"
+            "  --keep-capture         keep the raw capture files (<output>.capture/)\n"
+            "  -q, --quiet            print nothing but errors; the program's output is untouched\n"
+            "The exit status is the program's (128+N if it was killed by signal N).\n");
+}
+
+static int parse(int argc, char **argv, run_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->record = "all";
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        int has_value = i + 1 < argc;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 1;
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
+            o->output = argv[++i];
+        } else if (!strcmp(a, "--record") && has_value) {
+            o->record = argv[++i];
+        } else if (!strcmp(a, "--buffer-size") && has_value) {
+            o->buffer_size = argv[++i];
+        } else if (!strcmp(a, "--max-buffers") && has_value) {
+            o->max_buffers = argv[++i];
+        } else if (!strcmp(a, "--keep-capture")) {
+            o->keep_capture = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o->quiet = 1;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
+                    (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--buffer-size") ||
+                     !strcmp(a, "--max-buffers"))
+                        ? " (needs a value)"
+                        : "");
+            usage(stderr);
+            return -1;
+        } else {
+            break; /* the program: `--` is optional when it does not start with '-' */
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "warplens run: no program given\n");
+        usage(stderr);
+        return -1;
+    }
+    o->argv = argv + i;
+    uint32_t mask;
+    char bad[64];
+    if (wl_record_mask_parse(o->record, &mask, bad, sizeof bad) != 0) {
+        fprintf(stderr, "warplens run: --record: unknown item '%s' (use kernels,memcpy,api,nvtx,sync or all)\n", bad);
+        return -1;
+    }
+    if (o->buffer_size) {
+        char *end;
+        unsigned long long v = strtoull(o->buffer_size, &end, 10);
+        unsigned long long mul = (*end == 'K' || *end == 'k') ? 1024 : (*end == 'M' || *end == 'm') ? 1048576 : 1;
+        if (mul > 1)
+            end++;
+        v *= mul;
+        if (*end || v < (64u << 10) || v > (256u << 20)) {
+            fprintf(stderr, "warplens run: --buffer-size must be between 64K and 256M, got '%s'\n", o->buffer_size);
+            return -1;
+        }
+    }
+    if (o->max_buffers) {
+        char *end;
+        long v = strtol(o->max_buffers, &end, 10);
+        if (*end || v < 2 || v > 4096) {
+            fprintf(stderr, "warplens run: --max-buffers must be between 2 and 4096, got '%s'\n", o->max_buffers);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The recorder lives next to the CLI: <prefix>/bin/warplens and <prefix>/lib/libwarplens_recorder.so. */
+static int find_recorder(char *out, size_t n)
+{
+    const char *env = getenv("WARPLENS_RECORDER_LIB");
+    if (env && *env) {
+        if (!realpath(env, out))
+            return -1;
+        return 0;
+    }
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len <= 0)
+        return -1;
+    exe[len] = 0;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = 0;
+    char candidate[PATH_MAX + 64];
+    snprintf(candidate, sizeof candidate, "%s/../lib/libwarplens_recorder.so", exe);
+    if (!realpath(candidate, out))
+        return -1;
+    (void)n;
+    return 0;
+}
+
+static int have_driver(char *why, size_t n)
+{
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    if (!h) {
+        snprintf(why, n, "no NVIDIA driver on this machine (libcuda.so.1 not found)");
+        return 0;
+    }
+    dlclose(h);
+    return 1;
+}
+
+static volatile sig_atomic_t g_child;
+
+static void forward_signal(int sig)
+{
+    if (g_child > 0)
+        kill((pid_t)g_child, sig);
+}
+
+/* Runs argv; returns the wait status, or -1 if it could not be started (reason printed). */
+static int run_program(char **argv)
+{
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) != 0) {
+        fprintf(stderr, "warplens: pipe: %s\n", strerror(errno));
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "warplens: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        close(pipefd[0]);
+        execvp(argv[0], argv);
+        int e = errno;
+        ssize_t w = write(pipefd[1], &e, sizeof e);
+        (void)w;
+        _exit(127);
+    }
+    close(pipefd[1]);
+    g_child = pid;
+    /* Ctrl-C reaches the program directly (same process group); warplens waits so it can still
+     * write what was recorded. Termination requests sent to warplens are passed on. */
+    struct sigaction ign = {0}, fwd = {0}, old_int, old_quit, old_term, old_hup;
+    ign.sa_handler = SIG_IGN;
+    fwd.sa_handler = forward_signal;
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    int exec_errno = 0;
+    ssize_t r;
+    do {
+        r = read(pipefd[0], &exec_errno, sizeof exec_errno);
+    } while (r < 0 && errno == EINTR);
+    close(pipefd[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    g_child = 0;
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    if (r == (ssize_t)sizeof exec_errno) {
+        fprintf(stderr, "warplens: cannot run '%s': %s\n", argv[0], strerror(exec_errno));
+        return -1;
+    }
+    return status;
+}
+
+static int exit_code(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+        return 128 + WTERMSIG(status);
+    return 1;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Lists the .wlcap files in dir (one per recorded process), sorted. Returns the count. */
+static int list_captures(const char *dir, char ***out)
+{
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    char **v = NULL;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 7 || strcmp(e->d_name + len - 6, ".wlcap") != 0)
+            continue;
+        char **nv = realloc(v, (size_t)(n + 1) * sizeof *v);
+        if (!nv)
+            break;
+        v = nv;
+        size_t plen = strlen(dir) + len + 2;
+        v[n] = malloc(plen);
+        if (!v[n])
+            break;
+        snprintf(v[n], plen, "%s/%s", dir, e->d_name);
+        n++;
+    }
+    closedir(d);
+    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    *out = v;
+    return n;
+}
+
+static void remove_dir(const char *dir, char **files, int n)
+{
+    for (int i = 0; i < n; i++)
+        unlink(files[i]);
+    rmdir(dir);
+}
+
+static void default_output(const char *program, char *out, size_t n)
+{
+    const char *base = strrchr(program, '/');
+    base = base ? base + 1 : program;
+    snprintf(out, n, "%s.wlsession", base[0] ? base : "warplens");
+}
+
+static void join_args(char **argv, char *out, size_t n)
+{
+    out[0] = 0;
+    for (int i = 0; argv[i]; i++)
+        snprintf(out + strlen(out), n - strlen(out), "%s%s", i ? " " : "", argv[i]);
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_options o;
+    int pr = parse(argc, argv, &o);
+    if (pr != 0)
+        return pr > 0 ? 0 : 2;
+
+    char output[PATH_MAX];
+    if (o.output)
+        snprintf(output, sizeof output, "%s", o.output);
+    else
+        default_output(o.argv[0], output, sizeof output);
+
+    char why[256];
+    if (!have_driver(why, sizeof why)) {
+        fprintf(stderr, "warplens: %s: %s runs without GPU recording\n", why, o.argv[0]);
+        setenv("WARPLENS_NO_GPU", "1", 1);
+        int st = run_program(o.argv);
+        return st < 0 ? 127 : exit_code(st);
+    }
+    char recorder[PATH_MAX];
+    if (find_recorder(recorder, sizeof recorder) != 0) {
+        fprintf(stderr, "warplens: cannot find libwarplens_recorder.so next to the warplens binary"
+                        " (set WARPLENS_RECORDER_LIB)\n");
+        return 2;
+    }
+
+    char capdir[PATH_MAX + 32];
+    snprintf(capdir, sizeof capdir, "%s.capture.XXXXXX", output);
+    if (!mkdtemp(capdir)) {
+        fprintf(stderr, "warplens: cannot create %s: %s\n", capdir, strerror(errno));
+        return 2;
+    }
+    char capdir_abs[PATH_MAX + 32];
+    if (!realpath(capdir, capdir_abs))
+        snprintf(capdir_abs, sizeof capdir_abs, "%s", capdir);
+
+    setenv("CUDA_INJECTION64_PATH", recorder, 1);
+    setenv("WARPLENS_RECORDER", recorder, 1);
+    setenv("WARPLENS_CAPTURE_DIR", capdir_abs, 1);
+    setenv("WARPLENS_RECORD", o.record, 1);
+    if (o.buffer_size)
+        setenv("WARPLENS_BUFFER_SIZE", o.buffer_size, 1);
+    if (o.max_buffers)
+        setenv("WARPLENS_MAX_BUFFERS", o.max_buffers, 1);
+    if (o.quiet)
+        setenv("WARPLENS_QUIET", "1", 1);
+    uint32_t mask = 0;
+    wl_record_mask_parse(o.record, &mask, NULL, 0);
+    /* The recorder is also NVTX's injection library: it starts recording at the first NVTX call
+     * (which may precede CUDA's initialisation) and hands NVTX over to CUPTI. */
+    if (mask & WL_RECORD_NVTX) {
+        const char *prior = getenv("NVTX_INJECTION64_PATH");
+        if (prior && *prior && strcmp(prior, recorder) != 0 && !o.quiet)
+            fprintf(stderr, "warplens: replacing NVTX_INJECTION64_PATH=%s to record NVTX ranges\n", prior);
+        setenv("NVTX_INJECTION64_PATH", recorder, 1);
+    }
+
+    char started[32];
+    snprintf(started, sizeof started, "%lld", (long long)time(NULL));
+    int status = run_program(o.argv);
+    if (status < 0) {
+        rmdir(capdir);
+        return 127;
+    }
+    int code = exit_code(status);
+
+    char **files;
+    int n = list_captures(capdir, &files);
+    if (n == 0) {
+        if (!o.quiet)
+            fprintf(stderr, "warplens: %s made no CUDA calls (or the recorder could not start): no session written\n",
+                    o.argv[0]);
+        rmdir(capdir);
+        return code;
+    }
+    char command[4096], status_text[32], signal_text[16];
+    join_args(o.argv, command, sizeof command);
+    snprintf(status_text, sizeof status_text, "%d", code);
+    snprintf(signal_text, sizeof signal_text, "%d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    session_meta_kv meta[] = {{"command", command},
+                              {"exit_status", status_text},
+                              {"signal", signal_text},
+                              {"started_unix", started},
+                              {"record", o.record},
+                              {WIFSIGNALED(status) ? "complete" : NULL, "0"},
+                              {NULL, NULL}};
+    session_build_result res;
+    int built = session_build(output, (const char *const *)files, n, meta, &res, o.quiet);
+    if (built == 0 && !o.keep_capture)
+        remove_dir(capdir, files, n);
+    else if (!o.quiet)
+        fprintf(stderr, "warplens: capture files kept in %s\n", capdir);
+    for (int i = 0; i < n; i++)
+        free(files[i]);
+    free(files);
+    if (built != 0)
+        return code;
+    if (WIFSIGNALED(status) && !o.quiet)
+        fprintf(stderr, "warplens: %s was killed by signal %d (%s); the session is marked incomplete\n", o.argv[0],
+                WTERMSIG(status), strsignal(WTERMSIG(status)));
+    if (!o.quiet)
+        print_run_summary(output);
+    return code;
+}

@@ -1,0 +1,86 @@
+/* `warplens stats <session> [--csv] [--top N] [--only TABLE]`: the summary tables of a session. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats_print.h"
+#include "verbs.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: warplens stats <session> [--csv] [--top N] [--only TABLE]\n"
+                 "  --csv        comma-separated values instead of tables (with --only: one table)\n"
+                 "  --top N      show the N kernels with the most GPU time (default: all)\n"
+                 "  --only TABLE one of: overview, kernels, copies, api, nvtx, scopes, sync, lost\n");
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    const char *path = NULL, *only = NULL;
+    stats_options opt = {0, 0};
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--csv")) {
+            opt.csv = 1;
+        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (*end || v < 1) {
+                fprintf(stderr, "warplens stats: --top needs a positive number, got '%s'\n", argv[i]);
+                return 2;
+            }
+            opt.kernel_limit = (int)v;
+        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
+            only = argv[++i];
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "warplens stats: unknown option '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        } else if (!path) {
+            path = argv[i];
+        } else {
+            fprintf(stderr, "warplens stats: one session at a time ('%s' is extra)\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!path) {
+        usage(stderr);
+        return 2;
+    }
+    static const char *const tables[] = {"overview", "kernels", "copies", "api", "nvtx", "scopes", "sync", "lost"};
+    int which = -1;
+    if (only) {
+        for (int i = 0; i < 8; i++)
+            if (!strcmp(only, tables[i]))
+                which = i;
+        if (which < 0) {
+            fprintf(stderr, "warplens stats: unknown table '%s' (overview, kernels, copies, api, nvtx, scopes, sync, lost)\n", only);
+            return 2;
+        }
+    }
+    char err[512];
+    wl_session *s = wl_session_open(path, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "warplens: %s\n", err);
+        return 1;
+    }
+    void (*printers[8])(wl_session *, const stats_options *) = {
+        NULL, print_kernel_table, print_copy_table, print_api_table, print_nvtx_table,
+        print_scope_table, print_sync_table, print_lost_table};
+    for (int i = 0; i < 8; i++) {
+        if (which >= 0 && i != which)
+            continue;
+        if (i == 0) {
+            if (!opt.csv)
+                print_overview(s);
+        } else {
+            if (opt.csv && which < 0)
+                printf("%s# %s\n", i > 1 ? "\n" : "", tables[i]);
+            printers[i](s, &opt);
+        }
+    }
+    wl_session_close(s);
+    return 0;
+}

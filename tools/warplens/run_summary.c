@@ -1,0 +1,25 @@
+/* Post-run summary (see run_summary.h), printed to stderr's neighbour stdout after the program's
+ * own output. */
+#include "run_summary.h"
+
+#include <stdio.h>
+
+#include "stats_print.h"
+
+void print_run_summary(const char *session_path)
+{
+    char err[512];
+    wl_session *s = wl_session_open(session_path, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "warplens: %s\n", err);
+        return;
+    }
+    printf("\n== warplens: session written to %s ==\n", session_path);
+    print_overview(s);
+    stats_options o = {5, 0};
+    print_kernel_table(s, &o);
+    print_copy_table(s, &o);
+    print_lost_table(s, &o);
+    printf("\nMore: warplens stats %s\n", session_path);
+    wl_session_close(s);
+}

@@ -1,0 +1,54 @@
+/* Session building for the CLI (see session_build.h): imports each capture, reports captures that
+ * ended early, and writes the session atomically. */
+#include "session_build.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "store/session_writer.h"
+
+int session_build(const char *out, const char *const *captures, int n, const session_meta_kv *meta,
+                  session_build_result *r, int quiet)
+{
+    memset(r, 0, sizeof *r);
+    char err[512];
+    wl_session_writer *w = wl_session_writer_create(out, err, sizeof err);
+    if (!w) {
+        fprintf(stderr, "warplens: cannot create session %s: %s\n", out, err);
+        return -1;
+    }
+    for (const session_meta_kv *m = meta; m && m->key; m++) {
+        if (wl_session_writer_meta(w, m->key, m->value) != 0) {
+            fprintf(stderr, "warplens: cannot write session metadata\n");
+            wl_session_writer_abort(w);
+            return -1;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        wl_import_stats st;
+        if (wl_session_writer_import(w, captures[i], &st, err, sizeof err) != 0) {
+            fprintf(stderr, "warplens: %s\n", err);
+            wl_session_writer_abort(w);
+            return -1;
+        }
+        r->captures++;
+        r->kernels += st.kernels;
+        r->memcpys += st.memcpys;
+        r->memsets += st.memsets;
+        r->api_calls += st.api_calls;
+        r->lost += st.lost;
+        if (!st.complete) {
+            r->incomplete++;
+            if (!quiet)
+                fprintf(stderr, "warplens: %s is incomplete: %s\n", captures[i], st.incomplete_reason);
+        }
+        if (st.unknown_records && !quiet)
+            fprintf(stderr, "warplens: %s: skipped %llu records of a newer capture format\n", captures[i],
+                    (unsigned long long)st.unknown_records);
+    }
+    if (wl_session_writer_finish(w, err, sizeof err) != 0) {
+        fprintf(stderr, "warplens: cannot write session %s: %s\n", out, err);
+        return -1;
+    }
+    return 0;
+}
