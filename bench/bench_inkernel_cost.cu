@@ -88,14 +88,16 @@ static double median(std::vector<double> v)
     return v[v.size() / 2];
 }
 
+/* threads: 1 = the leader alone; 32 = the leader with 31 non-recording lanes of its warp (the
+ * usual case: they take the not-recording branch, which the warp executes too). */
 template <int MODE>
 static double cycles_per_pair(int iters, unsigned long long *buf, unsigned *counters,
-                              long long *d_cycles)
+                              long long *d_cycles, int threads = 1)
 {
     warplens_ik_args ik = {buf, counters, 1, 0, (unsigned)(2 * iters + 2)};
     std::vector<double> v;
     for (int rep = 0; rep < 7; rep++) {
-        cost_kernel<MODE><<<1, 32>>>(ik, iters, d_cycles);
+        cost_kernel<MODE><<<1, threads>>>(ik, iters, d_cycles);
         CUDA_OK(cudaGetLastError());
         long long c = 0;
         CUDA_OK(cudaMemcpy(&c, d_cycles, sizeof c, cudaMemcpyDeviceToHost));
@@ -130,11 +132,13 @@ int main(int argc, char **argv)
     const double on = cycles_per_pair<MODE_ON>(iters, buf, counters, d_cycles);
     const double off = cycles_per_pair<MODE_OFF>(iters, buf, counters, d_cycles);
     const double floor_ = cycles_per_pair<MODE_FLOOR>(iters, buf, counters, d_cycles);
+    const double on_warp = cycles_per_pair<MODE_ON>(iters, buf, counters, d_cycles, 32);
     unsigned h_counters[2];
     CUDA_OK(cudaMemcpy(h_counters, counters, 8, cudaMemcpyDeviceToHost));
     printf("\nper-event cost: 1 thread, %d begin/end pairs, clock64, median of 7\n", iters);
     printf("  %-44s %10s\n", "variant", "cycles/event");
     printf("  %-44s %10.1f\n", "recording (begin + end)", on / 2);
+    printf("  %-44s %10.1f\n", "recording, leader in a full warp (32 threads)", on_warp / 2);
     printf("  %-44s %10.1f\n", "compiled out (empty loop)", off / 2);
     printf("  %-44s %10.1f\n", "floor: timer + store + fence, no bookkeeping", floor_ / 2);
     printf("  %-44s %10.1f  (target <= 32, floor measured 26)\n", "net cost per event",
