@@ -15,8 +15,10 @@
 extern "C" {
 #endif
 
-/* Built-in clock ids (ClockSnapshot / timestamp_clock_id). */
-enum { WL_PF_CLOCK_REALTIME = 1, WL_PF_CLOCK_MONOTONIC = 3, WL_PF_CLOCK_BOOTTIME = 6 };
+/* Built-in clock ids (ClockSnapshot / timestamp_clock_id). 64..127 are sequence-scoped clocks a
+ * writer defines itself through a ClockSnapshot (e.g. "REALTIME minus an origin", which keeps
+ * timestamps to a few varint bytes). */
+enum { WL_PF_CLOCK_REALTIME = 1, WL_PF_CLOCK_MONOTONIC = 3, WL_PF_CLOCK_BOOTTIME = 6, WL_PF_CLOCK_SEQUENCE_0 = 64 };
 /* TrackEvent.type */
 enum { WL_PF_SLICE_BEGIN = 1, WL_PF_SLICE_END = 2, WL_PF_INSTANT = 3, WL_PF_COUNTER = 4 };
 /* TrackDescriptor.child_ordering */

@@ -1,0 +1,200 @@
+/* Export benchmark: builds a synthetic session of N kernels (with their API calls, copies, sets,
+ * NVTX ranges and scopes), then exports it as Perfetto and as Chrome JSON, each in a fresh child
+ * process so its peak RSS (getrusage) is the exporter's own. Prints events/s, bytes/event, peak
+ * RSS and the Perfetto/JSON size ratio; --append FILE adds the block, dated, with the machine.
+ *
+ *   bench_export [--kernels N] [--dir DIR] [--keep] [--append FILE]
+ *   bench_export --make-session FILE [--kernels N]   (used by the CLI tests)
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "export/session_export.h"
+#include "store/session_synth.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static void synth_progress(uint64_t done, uint64_t total, void *arg)
+{
+    (void)arg;
+    if (isatty(STDERR_FILENO))
+        fprintf(stderr, "\rgenerating: %3.0f%%", total ? 100.0 * (double)done / (double)total : 100.0);
+}
+
+/* Child: export one format and print "events bytes slices flows seconds maxrss_kib". */
+static int export_only(const char *format, const char *session, const char *out)
+{
+    char err[512];
+    wl_session *s = wl_session_open(session, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    FILE *fp = fopen(out, "wb");
+    if (!fp)
+        return 1;
+    static char iobuf[1 << 20];
+    setvbuf(fp, iobuf, _IOFBF, sizeof iobuf);
+    wl_export_stats st;
+    double t0 = now_s();
+    int rc = !strcmp(format, "json") ? wl_export_chrome_json(s, fp, NULL, &st, err, sizeof err)
+                                      : wl_export_perfetto(s, fp, NULL, &st, err, sizeof err);
+    if (fclose(fp))
+        rc = -1;
+    double dt = now_s() - t0;
+    wl_session_close(s);
+    if (rc) {
+        fprintf(stderr, "export failed: %s\n", err);
+        return 1;
+    }
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("%llu %llu %llu %llu %.6f %ld\n", (unsigned long long)st.events, (unsigned long long)st.bytes,
+           (unsigned long long)st.tl.slices, (unsigned long long)st.tl.flows, dt, ru.ru_maxrss);
+    return 0;
+}
+
+typedef struct result {
+    unsigned long long events, bytes, slices, flows;
+    double seconds;
+    long rss_kib;
+} result;
+
+static int run_child(const char *self, const char *format, const char *session, const char *out, result *r)
+{
+    int fd[2];
+    if (pipe(fd))
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], STDOUT_FILENO);
+        close(fd[0]);
+        close(fd[1]);
+        execl(self, self, "--export-only", format, session, out, (char *)NULL);
+        _exit(127);
+    }
+    close(fd[1]);
+    char buf[256] = "";
+    ssize_t n = read(fd[0], buf, sizeof buf - 1);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+        return -1;
+    buf[n] = 0;
+    return sscanf(buf, "%llu %llu %llu %llu %lf %ld", &r->events, &r->bytes, &r->slices, &r->flows, &r->seconds,
+                  &r->rss_kib) == 6 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 5 && !strcmp(argv[1], "--export-only"))
+        return export_only(argv[2], argv[3], argv[4]);
+    wl_synth_options o;
+    wl_synth_defaults(&o);
+    o.kernels = 1000000;
+    o.threads = 4;
+    o.streams = 4;
+    const char *dir = "/tmp", *append = NULL, *make = NULL;
+    int keep = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
+            o.kernels = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+            dir = argv[++i];
+        else if (!strcmp(argv[i], "--append") && i + 1 < argc)
+            append = argv[++i];
+        else if (!strcmp(argv[i], "--make-session") && i + 1 < argc)
+            make = argv[++i];
+        else if (!strcmp(argv[i], "--keep"))
+            keep = 1;
+        else {
+            fprintf(stderr, "usage: bench_export [--kernels N] [--dir DIR] [--keep] [--append FILE]\n"
+                            "       bench_export --make-session FILE [--kernels N]\n");
+            return 2;
+        }
+    }
+    char session[4096], pf[4096], js[4096], err[512];
+    snprintf(session, sizeof session, "%s", make ? make : "");
+    if (!make)
+        snprintf(session, sizeof session, "%s/bench_export_%llu.wlsession", dir, (unsigned long long)o.kernels);
+    o.progress = synth_progress;
+    wl_synth_counts c;
+    double t0 = now_s();
+    if (wl_synth_session(session, &o, &c, err, sizeof err)) {
+        fprintf(stderr, "bench_export: %s\n", err);
+        return 1;
+    }
+    double gen = now_s() - t0;
+    if (isatty(STDERR_FILENO))
+        fputc('\n', stderr);
+    if (make) {
+        printf("%s: %llu kernels, %llu API calls, %llu memcpy, %llu memset, %llu NVTX, %llu scopes, %llu flows\n",
+               make, (unsigned long long)c.kernels, (unsigned long long)c.api_calls, (unsigned long long)c.memcpys,
+               (unsigned long long)c.memsets, (unsigned long long)c.nvtx_ranges, (unsigned long long)c.scopes,
+               (unsigned long long)c.flows);
+        return 0;
+    }
+    snprintf(pf, sizeof pf, "%s/bench_export_%llu.pftrace", dir, (unsigned long long)o.kernels);
+    snprintf(js, sizeof js, "%s/bench_export_%llu.json", dir, (unsigned long long)o.kernels);
+    char self[4096];
+    ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (sl <= 0)
+        return 1;
+    self[sl] = 0;
+    result rp, rj;
+    if (run_child(self, "perfetto", session, pf, &rp) || run_child(self, "json", session, js, &rj)) {
+        fprintf(stderr, "bench_export: an export failed\n");
+        return 1;
+    }
+    char block[2048], host[256] = "?";
+    struct utsname u;
+    if (uname(&u) == 0)
+        snprintf(host, sizeof host, "%s %s, %ld CPUs", u.machine, u.release, sysconf(_SC_NPROCESSORS_ONLN));
+    time_t now = time(NULL);
+    char date[64];
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    int n = snprintf(block, sizeof block,
+                     "%s, %s\n"
+                     "session: %llu kernels, %llu API calls, %llu memcpy, %llu memset, %llu NVTX, %llu scopes"
+                     " (generated in %.1f s)\n",
+                     date, host, (unsigned long long)c.kernels, (unsigned long long)c.api_calls,
+                     (unsigned long long)c.memcpys, (unsigned long long)c.memsets,
+                     (unsigned long long)c.nvtx_ranges, (unsigned long long)c.scopes, gen);
+    const result *r[2] = {&rp, &rj};
+    const char *name[2] = {"perfetto", "json    "};
+    for (int i = 0; i < 2; i++)
+        n += snprintf(block + n, sizeof block - (size_t)n,
+                      "%s %12llu events %8.2f s %6.2f M events/s %6.1f bytes/event %8.1f MiB  peak RSS %6.1f MiB"
+                      "  (%llu slices, %llu flows)\n",
+                      name[i], r[i]->events, r[i]->seconds, (double)r[i]->events / r[i]->seconds / 1e6,
+                      (double)r[i]->bytes / (double)r[i]->events, (double)r[i]->bytes / 1048576.0,
+                      (double)r[i]->rss_kib / 1024.0, r[i]->slices, r[i]->flows);
+    snprintf(block + n, sizeof block - (size_t)n, "size perfetto/json = %.3f; slices/flows agree: %s\n",
+             (double)rp.bytes / (double)rj.bytes, rp.slices == rj.slices && rp.flows == rj.flows ? "yes" : "NO");
+    fputs(block, stdout);
+    if (append) {
+        FILE *f = fopen(append, "a");
+        if (!f || fprintf(f, "\n%s", block) < 0 || fclose(f)) {
+            fprintf(stderr, "bench_export: cannot append to %s\n", append);
+            return 1;
+        }
+    }
+    if (!keep) {
+        unlink(session);
+        unlink(pf);
+        unlink(js);
+    }
+    return rp.slices == rj.slices && rp.flows == rj.flows ? 0 : 1;
+}

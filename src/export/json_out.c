@@ -1,0 +1,147 @@
+/* Buffered JSON writer (see json_out.h). */
+#include "export/json_out.h"
+
+#include <math.h>
+#include <string.h>
+
+void wl_json_init(wl_json_out *j, FILE *fp)
+{
+    j->fp = fp;
+    j->n = 0;
+    j->bytes = 0;
+    j->failed = 0;
+}
+
+static void drain(wl_json_out *j)
+{
+    if (j->n && !j->failed && fwrite(j->buf, 1, j->n, j->fp) != j->n)
+        j->failed = 1;
+    j->n = 0;
+}
+
+int wl_json_flush(wl_json_out *j)
+{
+    drain(j);
+    if (!j->failed && fflush(j->fp) != 0)
+        j->failed = 1;
+    return j->failed ? -1 : 0;
+}
+
+void wl_json_raw(wl_json_out *j, const char *s, size_t n)
+{
+    j->bytes += n;
+    if (n > sizeof j->buf - j->n) {
+        drain(j);
+        if (n > sizeof j->buf) {
+            if (!j->failed && fwrite(s, 1, n, j->fp) != n)
+                j->failed = 1;
+            return;
+        }
+    }
+    memcpy(j->buf + j->n, s, n);
+    j->n += n;
+}
+
+void wl_json_lit(wl_json_out *j, const char *s) { wl_json_raw(j, s, strlen(s)); }
+
+static inline void put(wl_json_out *j, char c)
+{
+    if (j->n == sizeof j->buf)
+        drain(j);
+    j->buf[j->n++] = c;
+    j->bytes++;
+}
+
+/* Length of a valid UTF-8 sequence at p (1..4), or 0 if invalid. */
+static int utf8_len(const unsigned char *p)
+{
+    if (p[0] < 0x80)
+        return 1;
+    int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
+    if (n == 0 || (n == 4 && p[0] > 0xf4))
+        return 0;
+    for (int i = 1; i < n; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+void wl_json_str(wl_json_out *j, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    put(j, '"');
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        unsigned char c = *p;
+        if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c < 0x80) {
+            put(j, (char)c);
+            p++;
+        } else if (c == '"' || c == '\\') {
+            put(j, '\\');
+            put(j, (char)c);
+            p++;
+        } else if (c == '<') { /* keeps "</script>" and "<!--" inert when embedded in HTML */
+            wl_json_raw(j, "\\u003c", 6);
+            p++;
+        } else if (c < 0x20) {
+            char e[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+            wl_json_raw(j, e, 6);
+            p++;
+        } else {
+            int n = utf8_len(p);
+            if (n == 0) {
+                wl_json_raw(j, "\\ufffd", 6);
+                p++;
+            } else {
+                wl_json_raw(j, (const char *)p, (size_t)n);
+                p += n;
+            }
+        }
+    }
+    put(j, '"');
+}
+
+void wl_json_u64(wl_json_out *j, uint64_t v)
+{
+    char b[24];
+    int i = 24;
+    do {
+        b[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    wl_json_raw(j, b + i, (size_t)(24 - i));
+}
+
+void wl_json_i64(wl_json_out *j, int64_t v)
+{
+    if (v < 0) {
+        put(j, '-');
+        wl_json_u64(j, (uint64_t)0 - (uint64_t)v);
+    } else {
+        wl_json_u64(j, (uint64_t)v);
+    }
+}
+
+void wl_json_double(wl_json_out *j, double v)
+{
+    if (!isfinite(v)) {
+        wl_json_lit(j, "null");
+        return;
+    }
+    char b[40];
+    int n = snprintf(b, sizeof b, "%.6g", v);
+    wl_json_raw(j, b, (size_t)n);
+}
+
+void wl_json_us(wl_json_out *j, int64_t ns)
+{
+    uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    if (ns < 0)
+        put(j, '-');
+    wl_json_u64(j, a / 1000);
+    unsigned f = (unsigned)(a % 1000);
+    if (f) {
+        char d[4] = {'.', (char)('0' + f / 100), (char)('0' + f / 10 % 10), (char)('0' + f % 10)};
+        wl_json_raw(j, d, 4);
+    }
+}

@@ -1,0 +1,33 @@
+/* A small buffered JSON text writer for the Chrome trace exporter and the HTML report: escaped
+ * strings (invalid UTF-8 replaced, so the output always parses), integers and microsecond
+ * timestamps without printf on the hot path. Errors are sticky; check once at the end. */
+#ifndef WARPLENS_EXPORT_JSON_OUT_H
+#define WARPLENS_EXPORT_JSON_OUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct wl_json_out {
+    FILE *fp;
+    char buf[1 << 16];
+    size_t n;
+    uint64_t bytes;   /* written so far, including the buffer */
+    int failed;
+} wl_json_out;
+
+void wl_json_init(wl_json_out *j, FILE *fp);
+/* Flushes; returns 0 if every write succeeded. */
+int wl_json_flush(wl_json_out *j);
+
+void wl_json_raw(wl_json_out *j, const char *s, size_t n);
+void wl_json_lit(wl_json_out *j, const char *s);          /* unescaped literal text */
+/* "escaped string"; '<' is written as \u003c so the text can sit inside an HTML <script>. */
+void wl_json_str(wl_json_out *j, const char *s);
+void wl_json_u64(wl_json_out *j, uint64_t v);
+void wl_json_i64(wl_json_out *j, int64_t v);
+void wl_json_double(wl_json_out *j, double v);            /* null when not finite */
+/* ns as microseconds with three decimals: 1234567 -> 1234.567 */
+void wl_json_us(wl_json_out *j, int64_t ns);
+
+#endif

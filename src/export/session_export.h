@@ -1,0 +1,26 @@
+/* Exporting a whole session as a timeline: native Perfetto protobuf (perfetto_export.c) or Chrome
+ * Trace Event JSON (chrome_json_export.c), both from the timeline model (timeline_model.h), so
+ * they carry the same tracks, slices, flows and counters. Layout: docs/formats.md. */
+#ifndef WARPLENS_EXPORT_SESSION_EXPORT_H
+#define WARPLENS_EXPORT_SESSION_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "export/timeline_model.h"
+#include "store/session.h"
+
+typedef struct wl_export_stats {
+    wl_tl_stats tl;
+    uint64_t events;   /* trace events written (Perfetto TrackEvents / JSON events, metadata excluded) */
+    uint64_t bytes;
+} wl_export_stats;
+
+/* Both return 0, or -1 with err filled. fp must be open for writing. */
+int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
+                       size_t err_size);
+int wl_export_chrome_json(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
+                          size_t err_size);
+
+#endif

@@ -1,0 +1,126 @@
+/* GPU fill and concurrent-kernel counters of one device (see timeline_internal.h). Kernels arrive
+ * in start order; the running ones sit in a min-heap on their end time, so the state is as large
+ * as the number of kernels running at once. Changes at the same timestamp are merged into one
+ * counter value, and values that do not change are not repeated. */
+#include "export/timeline_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tl_counters_init(tl_counters *c)
+{
+    memset(c, 0, sizeof *c);
+    c->last_fill = -1;
+    c->last_count = -1;
+}
+
+void tl_counters_free(tl_counters *c)
+{
+    free(c->heap);
+    c->heap = NULL;
+    c->n = c->cap = 0;
+}
+
+static void heap_push(tl_counters *c, tl_running r)
+{
+    size_t i = c->n++;
+    while (i > 0) {
+        size_t p = (i - 1) / 2;
+        if (c->heap[p].end_ns <= r.end_ns)
+            break;
+        c->heap[i] = c->heap[p];
+        i = p;
+    }
+    c->heap[i] = r;
+}
+
+static tl_running heap_pop(tl_counters *c)
+{
+    tl_running top = c->heap[0], last = c->heap[--c->n];
+    size_t i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, m = l + 1, s = i;
+        uint64_t se = last.end_ns;
+        if (l < c->n && c->heap[l].end_ns < se)
+            s = l, se = c->heap[l].end_ns;
+        if (m < c->n && c->heap[m].end_ns < se)
+            s = m;
+        if (s == i)
+            break;
+        c->heap[i] = c->heap[s];
+        i = s;
+    }
+    if (c->n)
+        c->heap[i] = last;
+    return top;
+}
+
+static int flush_pending(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st)
+{
+    if (!c->has_pending)
+        return 0;
+    c->has_pending = 0;
+    double fill = c->pending_fill * 100.0;
+    if (fill != c->last_fill) {
+        if (sink->counter && sink->counter(sink->ctx, &c->fill_track, c->pending_ts, fill))
+            return -1;
+        c->last_fill = fill;
+        st->counter_events++;
+    }
+    if ((long long)c->pending_count != c->last_count) {
+        if (sink->counter && sink->counter(sink->ctx, &c->count_track, c->pending_ts, (double)c->pending_count))
+            return -1;
+        c->last_count = (long long)c->pending_count;
+        st->counter_events++;
+    }
+    return 0;
+}
+
+/* The state changed at ts: remember it, writing the previous instant first. */
+static int changed(tl_counters *c, uint64_t ts, const wl_tl_sink *sink, wl_tl_stats *st)
+{
+    if (c->has_pending && c->pending_ts != ts && flush_pending(c, sink, st))
+        return -1;
+    if (c->n == 0)
+        c->sum = 0.0; /* no drift left over from adding and removing doubles */
+    c->has_pending = 1;
+    c->pending_ts = ts;
+    c->pending_fill = c->sum < 0 ? 0 : c->sum;
+    c->pending_count = c->n;
+    return 0;
+}
+
+int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill, const wl_tl_sink *sink,
+                       wl_tl_stats *st)
+{
+    while (c->n && c->heap[0].end_ns <= ts) {
+        tl_running r = heap_pop(c);
+        c->sum -= r.fill;
+        if (changed(c, r.end_ns, sink, st))
+            return -1;
+    }
+    if (fill < 0)
+        return 0;
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 64;
+        tl_running *h = realloc(c->heap, ncap * sizeof *h);
+        if (!h)
+            return -1;
+        c->heap = h;
+        c->cap = ncap;
+    }
+    heap_push(c, (tl_running){end_ns, fill});
+    c->sum += fill;
+    return changed(c, ts, sink, st);
+}
+
+int tl_counters_finish(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st)
+{
+    while (c->n) {
+        tl_running r = heap_pop(c);
+        c->sum -= r.fill;
+        if (changed(c, r.end_ns, sink, st))
+            return -1;
+    }
+    return flush_pending(c, sink, st);
+}

@@ -1,0 +1,54 @@
+/* Pieces of the timeline model (timeline_model.c) kept in their own files: per-launch occupancy
+ * with a small cache, and the per-device GPU fill / concurrency counters. */
+#ifndef WARPLENS_EXPORT_TIMELINE_INTERNAL_H
+#define WARPLENS_EXPORT_TIMELINE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "analysis/occupancy.h"
+#include "export/timeline_model.h"
+
+/* ---- occupancy of a kernel launch on its device (timeline_occupancy.c) ---------------------- */
+typedef struct tl_occ {
+    int valid;                 /* 0: no device description or invalid launch */
+    double occupancy_pct;
+    int active_blocks_per_sm;
+    const char *limiter;       /* "registers", "shared_memory", ... */
+    double fill;               /* occupancy x min(1, blocks / (active blocks per SM x SMs)) */
+} tl_occ;
+
+typedef struct tl_occ_cache tl_occ_cache;
+tl_occ_cache *tl_occ_cache_new(void);
+void tl_occ_cache_free(tl_occ_cache *c);
+/* Records a device row (pid, device) so later kernels on it can be evaluated. */
+int tl_occ_add_device(tl_occ_cache *c, const wl_device_row *d);
+void tl_occ_kernel(tl_occ_cache *c, const wl_gpu_item *k, tl_occ *out);
+
+/* ---- counters of one GPU (timeline_counters.c) ---------------------------------------------- */
+typedef struct tl_running {
+    uint64_t end_ns;
+    double fill;
+} tl_running;
+
+typedef struct tl_counters {
+    wl_tl_track fill_track, count_track;
+    tl_running *heap;          /* running kernels, min-heap on end time */
+    size_t n, cap;
+    double sum;
+    int has_pending;
+    uint64_t pending_ts;
+    double pending_fill;
+    size_t pending_count;
+    double last_fill;          /* last written values (skip repeats) */
+    long long last_count;
+} tl_counters;
+
+void tl_counters_init(tl_counters *c);
+void tl_counters_free(tl_counters *c);
+/* Advances to time ts (kernels ending at or before it leave), then adds a kernel if fill >= 0. */
+int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill, const wl_tl_sink *sink,
+                       wl_tl_stats *st);
+/* Lets every running kernel end and writes the last values. */
+int tl_counters_finish(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st);
+
+#endif

@@ -1,0 +1,585 @@
+/* The timeline model (see timeline_model.h): tracks for processes, threads, GPUs and streams,
+ * lane assignment so slices nest on every track, slice annotations and flows. Host intervals
+ * come thread by thread, GPU work in start order; ends are emitted lazily, just before the next
+ * begin on the same lane (or when the thread/stream is flushed), so each lane's events are in
+ * time order with END before a BEGIN at the same timestamp. */
+#include "export/timeline_model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "export/timeline_internal.h"
+
+#define MAX_DEPTH 256          /* Perfetto allows < 512 nested slices per track */
+#define HOST_LANE_TID 0x40000000u
+
+typedef struct tl_lane {
+    wl_tl_track t;
+    char name[192];
+    uint64_t *ends;            /* open slices' end times, innermost last */
+    int depth, cap;
+} tl_lane;
+
+typedef struct tl_group {      /* a thread or a stream with its lanes */
+    uint32_t pid, tid, device;
+    int64_t stream;
+    tl_lane **lanes;
+    int n;
+} tl_group;
+
+typedef struct tl_gpu {
+    uint32_t device;
+    wl_tl_track t;
+    char name[192];
+    tl_counters counters;
+    uint32_t next_tid;
+} tl_gpu;
+
+typedef struct ptr_list {
+    void **p;
+    size_t n, cap;
+} ptr_list;
+
+typedef struct model {
+    wl_session *s;
+    const wl_tl_options *o;
+    const wl_tl_sink *sink;
+    wl_tl_stats *st;
+    int max_lanes;
+    uint64_t next_uuid;
+    uint32_t next_host_lane_tid;
+    ptr_list procs, threads, streams, gpus; /* tl_group (procs: lane 0 only), tl_gpu */
+    tl_group *last_stream;
+    tl_occ_cache *occ;
+    ptr_list dropped_flows;    /* flows whose source slice was dropped (pathological input) */
+    uint64_t done, total;
+    int failed;
+} model;
+
+static int list_add(ptr_list *l, void *p)
+{
+    if (l->n == l->cap) {
+        size_t ncap = l->cap ? l->cap * 2 : 16;
+        void **q = realloc(l->p, ncap * sizeof *q);
+        if (!q)
+            return -1;
+        l->p = q;
+        l->cap = ncap;
+    }
+    l->p[l->n++] = p;
+    return 0;
+}
+
+static int emit_track(model *m, const wl_tl_track *t)
+{
+    m->st->tracks++;
+    return m->sink->track && m->sink->track(m->sink->ctx, t) ? -1 : 0;
+}
+
+static tl_lane *new_lane(model *m, wl_tl_track_type type, uint64_t parent, uint32_t pid, uint32_t tid,
+                         const char *name, int sort_index, int64_t stream)
+{
+    tl_lane *l = calloc(1, sizeof *l);
+    if (!l)
+        return NULL;
+    snprintf(l->name, sizeof l->name, "%s", name);
+    l->t = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = parent, .type = type, .pid = pid, .tid = tid,
+                         .name = l->name, .sort_index = sort_index, .stream_id = stream};
+    if (emit_track(m, &l->t)) {
+        free(l);
+        return NULL;
+    }
+    return l;
+}
+
+static void free_group(tl_group *g)
+{
+    for (int i = 0; g && i < g->n; i++) {
+        free(g->lanes[i]->ends);
+        free(g->lanes[i]);
+    }
+    if (g)
+        free(g->lanes);
+    free(g);
+}
+
+static tl_group *new_group(model *m, tl_lane *base, uint32_t pid, uint32_t tid, uint32_t device, int64_t stream)
+{
+    tl_group *g = calloc(1, sizeof *g);
+    if (!g || !base || !(g->lanes = malloc(sizeof *g->lanes))) {
+        free(g);
+        free(base);
+        return NULL;
+    }
+    g->lanes[0] = base;
+    g->n = 1;
+    g->pid = pid, g->tid = tid, g->device = device, g->stream = stream;
+    (void)m;
+    return g;
+}
+
+/* ---- processes and threads -------------------------------------------------------------------- */
+
+static tl_group *find_proc(model *m, uint32_t pid)
+{
+    for (size_t i = 0; i < m->procs.n; i++)
+        if (((tl_group *)m->procs.p[i])->pid == pid)
+            return m->procs.p[i];
+    return NULL;
+}
+
+static tl_group *declare_proc(model *m, uint32_t pid, const char *cmdline)
+{
+    tl_group *g = find_proc(m, pid);
+    if (g)
+        return g;
+    /* the program's base name: "python3", "warplens_demo" */
+    char name[160] = "";
+    size_t len = strcspn(cmdline, " ");
+    const char *p = cmdline;
+    for (size_t i = 0; i < len; i++)
+        if (cmdline[i] == '/')
+            p = cmdline + i + 1;
+    snprintf(name, sizeof name, "%.*s", (int)(cmdline + len - p), p);
+    if (!name[0])
+        snprintf(name, sizeof name, "process %u", pid);
+    tl_lane *l = new_lane(m, WL_TL_PROCESS, 0, pid, pid, name, (int)m->procs.n, -1);
+    g = new_group(m, l, pid, pid, 0, -1);
+    if (!g || list_add(&m->procs, g)) {
+        free_group(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void on_process(const wl_process_row *r, void *arg)
+{
+    model *m = arg;
+    if (!declare_proc(m, r->pid, r->cmdline))
+        m->failed = 1;
+}
+
+static tl_group *declare_thread(model *m, uint32_t pid, uint32_t tid, const char *name)
+{
+    tl_group *p = declare_proc(m, pid, "");
+    if (!p)
+        return NULL;
+    char label[160];
+    if (name && name[0])
+        snprintf(label, sizeof label, "%s", name);
+    else
+        snprintf(label, sizeof label, tid ? "thread %u" : "unknown thread", tid);
+    tl_lane *l = new_lane(m, WL_TL_THREAD, p->lanes[0]->t.uuid, pid, tid, label, (int)m->threads.n, -1);
+    tl_group *g = new_group(m, l, pid, tid, 0, -1);
+    if (!g || list_add(&m->threads, g)) {
+        free_group(g);
+        return NULL;
+    }
+    return g;
+}
+
+static void on_thread(uint32_t pid, uint32_t tid, const char *name, void *arg)
+{
+    model *m = arg;
+    if (!declare_thread(m, pid, tid, name))
+        m->failed = 1;
+}
+
+static tl_group *find_thread(model *m, uint32_t pid, uint32_t tid)
+{
+    for (size_t i = 0; i < m->threads.n; i++) {
+        tl_group *g = m->threads.p[i];
+        if (g->pid == pid && g->tid == tid)
+            return g;
+    }
+    char name[160];
+    wl_session_thread_name(m->s, pid, tid, name, sizeof name);
+    return declare_thread(m, pid, tid, name);
+}
+
+/* ---- GPUs and streams ------------------------------------------------------------------------- */
+
+static tl_gpu *find_gpu(model *m, uint32_t device, const char *name)
+{
+    for (size_t i = 0; i < m->gpus.n; i++)
+        if (((tl_gpu *)m->gpus.p[i])->device == device)
+            return m->gpus.p[i];
+    tl_gpu *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->device = device;
+    g->next_tid = 1;
+    snprintf(g->name, sizeof g->name, "GPU %u%s%s%s", device, name && name[0] ? " (" : "", name ? name : "",
+             name && name[0] ? ")" : "");
+    uint32_t pid = WL_TL_GPU_PID_BASE + device;
+    g->t = (wl_tl_track){.uuid = ++m->next_uuid, .type = WL_TL_GPU, .pid = pid, .tid = 0, .name = g->name,
+                         .sort_index = 1000 + (int)device, .stream_id = -1};
+    tl_counters_init(&g->counters);
+    g->counters.fill_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid, .type = WL_TL_COUNTER,
+                                           .pid = pid, .name = "GPU fill (estimated %)", .sort_index = 0,
+                                           .unit = "%", .stream_id = -1};
+    g->counters.count_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid,
+                                            .type = WL_TL_COUNTER, .pid = pid, .name = "Concurrent kernels",
+                                            .sort_index = 1, .unit = "kernels", .stream_id = -1};
+    if (list_add(&m->gpus, g) || emit_track(m, &g->t) || emit_track(m, &g->counters.fill_track) ||
+        emit_track(m, &g->counters.count_track))
+        return NULL; /* g is owned by the list (or leaked on a failed list_add: out of memory) */
+    return g;
+}
+
+static void on_device(const wl_device_row *d, void *arg)
+{
+    model *m = arg;
+    if (!find_gpu(m, d->device_id, d->name) || tl_occ_add_device(m->occ, d))
+        m->failed = 1;
+}
+
+static tl_group *find_stream(model *m, const wl_gpu_item *it)
+{
+    tl_group *g = m->last_stream;
+    if (g && g->pid == it->pid && g->device == it->device_id && g->stream == it->stream_id)
+        return g;
+    for (size_t i = 0; i < m->streams.n; i++) {
+        g = m->streams.p[i];
+        if (g->pid == it->pid && g->device == it->device_id && g->stream == it->stream_id)
+            return m->last_stream = g;
+    }
+    tl_gpu *gpu = find_gpu(m, it->device_id, NULL);
+    if (!gpu)
+        return NULL;
+    char name[96];
+    int many_procs = m->procs.n > 1;
+    if (many_procs)
+        snprintf(name, sizeof name, "Stream %lld (pid %u)", (long long)it->stream_id, it->pid);
+    else
+        snprintf(name, sizeof name, "Stream %lld", (long long)it->stream_id);
+    tl_lane *l = new_lane(m, WL_TL_STREAM, gpu->t.uuid, gpu->t.pid, gpu->next_tid++, name,
+                          (int)(it->stream_id * 64), it->stream_id);
+    g = new_group(m, l, it->pid, 0, it->device_id, it->stream_id);
+    if (!g || list_add(&m->streams, g)) {
+        free_group(g);
+        return NULL;
+    }
+    return m->last_stream = g;
+}
+
+/* ---- lanes ------------------------------------------------------------------------------------ */
+
+static int pop_until(model *m, tl_lane *l, uint64_t ts)
+{
+    while (l->depth && l->ends[l->depth - 1] <= ts) {
+        uint64_t e = l->ends[--l->depth];
+        if (m->sink->slice_end && m->sink->slice_end(m->sink->ctx, &l->t, e))
+            return -1;
+    }
+    return 0;
+}
+
+static int flush_group(model *m, tl_group *g)
+{
+    for (int i = 0; i < g->n; i++)
+        if (pop_until(m, g->lanes[i], UINT64_MAX))
+            return -1;
+    return 0;
+}
+
+/* First lane where [start, end] nests; NULL when none within max_lanes (*err on failure). */
+static tl_lane *place(model *m, tl_group *g, uint64_t start, uint64_t end, int *err)
+{
+    for (int i = 0; i < m->max_lanes; i++) {
+        if (i == g->n) {
+            tl_lane **nl = realloc(g->lanes, (size_t)(g->n + 1) * sizeof *nl);
+            if (!nl)
+                break;
+            g->lanes = nl;
+            const wl_tl_track *b = &g->lanes[0]->t;
+            char name[224];
+            snprintf(name, sizeof name, "%s (overlap %d)", b->name, i);
+            uint32_t tid = b->type == WL_TL_STREAM ? ((tl_gpu *)find_gpu(m, g->device, NULL))->next_tid++
+                                                   : HOST_LANE_TID + m->next_host_lane_tid++;
+            tl_lane *l = new_lane(m, WL_TL_LANE, b->uuid, b->pid, tid, name, b->sort_index + i, b->stream_id);
+            if (!l)
+                break;
+            g->lanes[g->n++] = l;
+            m->st->lanes_added++;
+        }
+        tl_lane *l = g->lanes[i];
+        if (pop_until(m, l, start))
+            break;
+        if (l->depth == 0 || (l->ends[l->depth - 1] >= end && l->depth < MAX_DEPTH)) {
+            if (l->depth == l->cap) {
+                int ncap = l->cap ? l->cap * 2 : 8;
+                uint64_t *e = realloc(l->ends, (size_t)ncap * sizeof *e);
+                if (!e)
+                    break;
+                l->ends = e;
+                l->cap = ncap;
+            }
+            l->ends[l->depth++] = end;
+            return l;
+        }
+        if (i + 1 == m->max_lanes)
+            return NULL;
+    }
+    *err = 1;
+    return NULL;
+}
+
+/* ---- slices ----------------------------------------------------------------------------------- */
+
+static wl_pf_arg arg_u(const char *n, uint64_t v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_UINT, .u = v}; }
+static wl_pf_arg arg_i(const char *n, int64_t v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_INT, .i = v}; }
+static wl_pf_arg arg_d(const char *n, double v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_DOUBLE, .d = v}; }
+static wl_pf_arg arg_s(const char *n, const char *v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_STRING, .s = v}; }
+static wl_pf_arg arg_b(const char *n, int v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_BOOL, .u = (uint64_t)!!v}; }
+
+/* "264x1x1" without printf (this runs once per kernel) */
+static const char *dims(char *b, const int d[3])
+{
+    char *p = b;
+    for (int i = 0; i < 3; i++) {
+        char t[12];
+        int n = 0;
+        unsigned v = d[i] > 0 ? (unsigned)d[i] : 0;
+        do {
+            t[n++] = (char)('0' + v % 10);
+            v /= 10;
+        } while (v);
+        while (n)
+            *p++ = t[--n];
+        *p++ = i < 2 ? 'x' : 0;
+    }
+    return b;
+}
+
+static int is_dropped_flow(const model *m, uint64_t f)
+{
+    for (size_t i = 0; i < m->dropped_flows.n; i++)
+        if ((uint64_t)(uintptr_t)m->dropped_flows.p[i] == f)
+            return 1;
+    return 0;
+}
+
+static void progress(model *m)
+{
+    if (m->o && m->o->progress && (++m->done & 0xffff) == 0)
+        m->o->progress(m->done, m->total, m->o->progress_arg);
+}
+
+static int host_item(model *m, tl_group *g, const wl_host_item *it)
+{
+    int err = 0;
+    tl_lane *l = place(m, g, it->start_ns, it->end_ns, &err);
+    if (err)
+        return -1;
+    if (!l) {
+        m->st->slices_dropped++;
+        for (size_t i = 0; i < it->n_flows; i++) /* their destinations must not end a flow */
+            if (list_add(&m->dropped_flows, (void *)(uintptr_t)it->flows[i]))
+                return -1;
+        return 0;
+    }
+    wl_pf_arg args[6];
+    size_t n = 0;
+    wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .name = it->name,
+                     .host = it, .occupancy_pct = -1};
+    if (it->kind == WL_HOST_API) {
+        s.kind = WL_TL_API;
+        s.category = "cuda_api";
+        args[n++] = arg_s("category", it->group);
+        args[n++] = arg_u("correlation_id", it->correlation_id);
+        if (it->scope[0])
+            args[n++] = arg_s("scope", it->scope);
+        if (it->return_value)
+            args[n++] = arg_i("return_value", it->return_value);
+        s.flows_out = it->flows;
+        s.n_flows_out = it->n_flows;
+        m->st->flows += it->n_flows;
+    } else {
+        s.kind = it->kind == WL_HOST_NVTX ? WL_TL_NVTX : WL_TL_SCOPE;
+        s.category = it->kind == WL_HOST_NVTX ? "nvtx" : "scope";
+        if (it->group[0])
+            args[n++] = arg_s("domain", it->group);
+        if (it->kind == WL_HOST_SCOPE)
+            args[n++] = arg_u("scope_id", (uint64_t)it->id);
+        if (it->open_end)
+            args[n++] = arg_b("unterminated", 1);
+    }
+    s.args = args;
+    s.n_args = n;
+    m->st->slices++;
+    m->st->host_slices++;
+    return m->sink->slice_begin && m->sink->slice_begin(m->sink->ctx, &s) ? -1 : 0;
+}
+
+static int gpu_item(model *m, const wl_gpu_item *it)
+{
+    tl_group *g = find_stream(m, it);
+    tl_gpu *gpu = g ? find_gpu(m, it->device_id, NULL) : NULL;
+    if (!gpu)
+        return -1;
+    tl_occ occ = {0};
+    if (it->kind == WL_GPU_KERNEL) {
+        tl_occ_kernel(m->occ, it, &occ);
+        if (tl_counters_kernel(&gpu->counters, it->start_ns, it->end_ns, occ.valid ? occ.fill : 0.0, m->sink,
+                               m->st))
+            return -1;
+    }
+    int err = 0;
+    tl_lane *l = place(m, g, it->start_ns, it->end_ns, &err);
+    if (err)
+        return -1;
+    if (!l) {
+        m->st->slices_dropped++;
+        return 0;
+    }
+    char grid[48], block[48], name[40];
+    wl_pf_arg args[16];
+    size_t n = 0;
+    wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .gpu = it,
+                     .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0};
+    if (it->kind == WL_GPU_KERNEL) {
+        s.kind = WL_TL_KERNEL;
+        s.category = "kernel";
+        s.name = it->name;
+        args[n++] = arg_s("grid", dims(grid, it->grid));
+        args[n++] = arg_s("block", dims(block, it->block));
+        args[n++] = arg_u("registers_per_thread", (uint64_t)it->registers);
+        args[n++] = arg_u("static_smem", (uint64_t)it->static_smem);
+        args[n++] = arg_u("dynamic_smem", (uint64_t)it->dynamic_smem);
+        if (occ.valid) {
+            args[n++] = arg_d("occupancy_pct", occ.occupancy_pct);
+            args[n++] = arg_s("occupancy_limiter", occ.limiter);
+            args[n++] = arg_u("active_blocks_per_sm", (uint64_t)occ.active_blocks_per_sm);
+        }
+        if (it->queue_delay_ns >= 0)
+            args[n++] = arg_u("queue_delay_ns", (uint64_t)it->queue_delay_ns);
+        if (it->graph_id >= 0)
+            args[n++] = arg_u("graph_id", (uint64_t)it->graph_id);
+    } else {
+        s.kind = it->kind == WL_GPU_MEMCPY ? WL_TL_MEMCPY : WL_TL_MEMSET;
+        s.category = it->kind == WL_GPU_MEMCPY ? "memcpy" : "memset";
+        if (it->kind == WL_GPU_MEMCPY)
+            snprintf(name, sizeof name, "Memcpy %s", it->copy_kind);
+        else
+            snprintf(name, sizeof name, "Memset");
+        s.name = name;
+        args[n++] = arg_u("bytes", it->bytes);
+        if (it->src_kind[0])
+            args[n++] = arg_s("src", it->src_kind);
+        args[n++] = arg_s(it->kind == WL_GPU_MEMCPY ? "dst" : "memory", it->dst_kind);
+        args[n++] = arg_d("bandwidth_gbps", it->gbps);
+    }
+    args[n++] = arg_u("correlation_id", it->correlation_id);
+    if (it->scope[0])
+        args[n++] = arg_s("scope", it->scope);
+    if (it->flow && !(m->dropped_flows.n && is_dropped_flow(m, it->flow)))
+        s.flow_in = it->flow;
+    s.args = args;
+    s.n_args = n;
+    m->st->slices++;
+    m->st->gpu_slices++;
+    return m->sink->slice_begin && m->sink->slice_begin(m->sink->ctx, &s) ? -1 : 0;
+}
+
+/* ---- the walk --------------------------------------------------------------------------------- */
+
+static int walk_host(model *m, uint64_t open_end, char *err, size_t n)
+{
+    wl_host_cursor *c = wl_host_cursor_open(m->s, open_end, err, n);
+    if (!c)
+        return -1;
+    wl_host_item *it = malloc(sizeof *it);
+    tl_group *g = NULL;
+    int rc = it ? 0 : -1, r;
+    while (rc == 0 && (r = wl_host_cursor_next(c, it)) > 0) {
+        if (!g || g->pid != it->pid || g->tid != it->tid) {
+            if (g && flush_group(m, g))
+                rc = -1;
+            else if (!(g = find_thread(m, it->pid, it->tid)))
+                rc = -1;
+        }
+        if (rc == 0 && host_item(m, g, it))
+            rc = -1;
+        progress(m);
+    }
+    if (rc == 0 && r < 0)
+        snprintf(err, n, "reading host records failed");
+    if (rc == 0 && r < 0)
+        rc = -1;
+    if (rc == 0 && g && flush_group(m, g))
+        rc = -1;
+    free(it);
+    wl_host_cursor_close(c);
+    return rc;
+}
+
+static int walk_gpu(model *m, char *err, size_t n)
+{
+    wl_gpu_cursor *c = wl_gpu_cursor_open(m->s, err, n);
+    if (!c)
+        return -1;
+    wl_gpu_item *it = malloc(sizeof *it);
+    int rc = it ? 0 : -1, r = 0;
+    while (rc == 0 && (r = wl_gpu_cursor_next(c, it)) > 0) {
+        if (gpu_item(m, it))
+            rc = -1;
+        progress(m);
+    }
+    if (rc == 0 && r < 0) {
+        snprintf(err, n, "reading GPU records failed");
+        rc = -1;
+    }
+    for (size_t i = 0; rc == 0 && i < m->streams.n; i++)
+        if (flush_group(m, m->streams.p[i]))
+            rc = -1;
+    for (size_t i = 0; rc == 0 && i < m->gpus.n; i++)
+        if (tl_counters_finish(&((tl_gpu *)m->gpus.p[i])->counters, m->sink, m->st))
+            rc = -1;
+    free(it);
+    wl_gpu_cursor_close(c);
+    return rc;
+}
+
+int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *sink, wl_tl_stats *st, char *err,
+                     size_t err_size)
+{
+    model m;
+    memset(&m, 0, sizeof m);
+    memset(st, 0, sizeof *st);
+    m.s = s, m.o = o, m.sink = sink, m.st = st;
+    m.max_lanes = o && o->max_lanes > 0 ? o->max_lanes : 32;
+    wl_session_span span;
+    wl_session_get_span(s, &span);
+    st->origin_ns = span.origin_ns;
+    st->end_ns = span.end_ns;
+    m.total = span.api_calls + span.nvtx_ranges + span.scopes + span.kernels + span.memcpys + span.memsets;
+    int rc = -1;
+    snprintf(err, err_size, "timeline export failed (out of memory or output error)");
+    if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, on_process, &m) >= 0 && !m.failed &&
+        wl_session_each_thread(s, on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, on_device, &m) >= 0 &&
+        !m.failed && walk_host(&m, span.end_ns, err, err_size) == 0 && walk_gpu(&m, err, err_size) == 0)
+        rc = 0;
+    if (rc == 0)
+        err[0] = 0;
+    if (o && o->progress)
+        o->progress(m.total, m.total, o->progress_arg);
+    for (size_t i = 0; i < m.procs.n; i++)
+        free_group(m.procs.p[i]);
+    for (size_t i = 0; i < m.threads.n; i++)
+        free_group(m.threads.p[i]);
+    for (size_t i = 0; i < m.streams.n; i++)
+        free_group(m.streams.p[i]);
+    for (size_t i = 0; i < m.gpus.n; i++) {
+        tl_counters_free(&((tl_gpu *)m.gpus.p[i])->counters);
+        free(m.gpus.p[i]);
+    }
+    free(m.procs.p);
+    free(m.threads.p);
+    free(m.streams.p);
+    free(m.gpus.p);
+    free(m.dropped_flows.p);
+    tl_occ_cache_free(m.occ);
+    return rc;
+}

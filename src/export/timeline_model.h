@@ -1,0 +1,88 @@
+/* The timeline model shared by the session exporters (Perfetto, Chrome JSON, HTML report): walks
+ * a session once through the streaming cursors and tells a sink which tracks exist and which
+ * slices, flows and counter values go on them, already laid out so that every track nests:
+ *  - host: one track per thread carrying API calls, NVTX ranges and scopes; an interval that
+ *    would partially overlap an open one goes to an extra "overlap" lane under the thread;
+ *  - GPU: a synthetic process per device, one track per stream (plus overlap lanes), kernels and
+ *    copies annotated with their launch configuration and theoretical occupancy;
+ *  - flows: from each API call to every piece of GPU work it started (graph launches: one flow
+ *    per kernel);
+ *  - counters per device: estimated GPU fill (%) and concurrent kernels.
+ * Memory stays bounded by the number of threads, streams, lanes and concurrently running kernels,
+ * not by the session size. */
+#ifndef WARPLENS_EXPORT_TIMELINE_MODEL_H
+#define WARPLENS_EXPORT_TIMELINE_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "export/perfetto_packets.h"
+#include "store/session.h"
+#include "store/session_cursors.h"
+
+#define WL_TL_GPU_PID_BASE 0x10000000u
+
+typedef enum wl_tl_track_type {
+    WL_TL_PROCESS = 1, /* a profiled process */
+    WL_TL_THREAD,      /* a host thread (parent: its process) */
+    WL_TL_GPU,         /* a device, drawn as a synthetic process */
+    WL_TL_STREAM,      /* a stream (parent: its GPU) */
+    WL_TL_LANE,        /* extra lane of a thread or stream (parent: that track) */
+    WL_TL_COUNTER,     /* counter (parent: its GPU) */
+} wl_tl_track_type;
+
+typedef struct wl_tl_track {
+    uint64_t uuid, parent_uuid; /* non-zero, unique; parent 0 for processes and GPUs */
+    wl_tl_track_type type;
+    uint32_t pid;               /* process pid, or WL_TL_GPU_PID_BASE + device */
+    uint32_t tid;               /* thread id; streams and lanes get synthetic ids unique per pid */
+    const char *name;
+    int sort_index;
+    const char *unit;           /* counters: "%" or "kernels" */
+    int64_t stream_id;          /* streams and their lanes, else -1 */
+} wl_tl_track;
+
+typedef enum wl_tl_kind { WL_TL_API = 1, WL_TL_NVTX, WL_TL_SCOPE, WL_TL_KERNEL, WL_TL_MEMCPY, WL_TL_MEMSET } wl_tl_kind;
+
+typedef struct wl_tl_slice {
+    const wl_tl_track *track;
+    wl_tl_kind kind;
+    uint64_t start_ns, end_ns;
+    const char *name, *category;
+    const uint64_t *flows_out; /* flows this slice starts (API calls) */
+    size_t n_flows_out;
+    uint64_t flow_in;          /* flow this slice ends (GPU work), 0 none */
+    const wl_pf_arg *args;
+    size_t n_args;
+    const wl_host_item *host;  /* the row behind it (one of the two) */
+    const wl_gpu_item *gpu;
+    double occupancy_pct;      /* kernels: theoretical occupancy, -1 unknown */
+    double fill;               /* kernels: estimated fraction of the GPU it can fill (0..1) */
+} wl_tl_slice;
+
+/* A sink returns 0 to continue, non-zero to stop the walk (it fails with that error). */
+typedef struct wl_tl_sink {
+    void *ctx;
+    int (*track)(void *ctx, const wl_tl_track *t);
+    int (*slice_begin)(void *ctx, const wl_tl_slice *s);
+    int (*slice_end)(void *ctx, const wl_tl_track *t, uint64_t ts);
+    int (*counter)(void *ctx, const wl_tl_track *t, uint64_t ts, double value);
+} wl_tl_sink;
+
+typedef struct wl_tl_options {
+    int max_lanes;   /* per thread/stream including the base track; 0 = 32 */
+    void (*progress)(uint64_t done, uint64_t total, void *arg);
+    void *progress_arg;
+} wl_tl_options;
+
+typedef struct wl_tl_stats {
+    uint64_t tracks, slices, host_slices, gpu_slices, flows, counter_events;
+    uint64_t lanes_added;      /* overlap lanes created */
+    uint64_t slices_dropped;   /* did not fit max_lanes (with their flows) */
+    uint64_t origin_ns, end_ns;
+} wl_tl_stats;
+
+int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *sink, wl_tl_stats *st, char *err,
+                     size_t err_size);
+
+#endif

@@ -1,0 +1,87 @@
+/* Streaming cursors over a session for the exporters (Perfetto, Chrome JSON, HTML report): host
+ * intervals (API calls, NVTX ranges, scopes) in (pid, tid, start) order and GPU work (kernels,
+ * memcpy, memset) in start order, one row at a time, so memory does not grow with the session.
+ * Both cursors agree on which GPU work has a flow from its API call: the API call exists, its
+ * category can start that work (launch/graph_launch: kernels, memcpy, memset), the work has
+ * timestamps and it does not start before the call (see docs/formats.md). */
+#ifndef WARPLENS_STORE_SESSION_CURSORS_H
+#define WARPLENS_STORE_SESSION_CURSORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/session.h"
+
+/* Flow ids: one per piece of GPU work, derived from its row id so both sides compute it alone. */
+#define WL_FLOW_KERNEL(id) ((uint64_t)(id) * 4u + 1u)
+#define WL_FLOW_MEMCPY(id) ((uint64_t)(id) * 4u + 2u)
+#define WL_FLOW_MEMSET(id) ((uint64_t)(id) * 4u + 3u)
+
+/* Cheap facts the exporters need before walking (no full-table sorts). */
+typedef struct wl_session_span {
+    uint64_t origin_ns;    /* <= every timestamp in practice: earliest process start or record */
+    uint64_t end_ns;       /* latest process end or record end: closes unterminated ranges */
+    uint64_t api_calls, nvtx_ranges, scopes, kernels, memcpys, memsets; /* rows, for progress */
+} wl_session_span;
+int wl_session_get_span(wl_session *s, wl_session_span *out);
+
+/* Name of a thread from the thread table ("" when unnamed or unknown). */
+int wl_session_thread_name(wl_session *s, uint32_t pid, uint32_t tid, char *out, size_t n);
+/* Calls fn for every row of the thread table, ordered by (pid, tid). */
+int wl_session_each_thread(wl_session *s, void (*fn)(uint32_t pid, uint32_t tid, const char *name, void *),
+                           void *arg);
+
+/* ---- host intervals ------------------------------------------------------------------------ */
+typedef enum wl_host_kind { WL_HOST_NVTX = 1, WL_HOST_SCOPE = 2, WL_HOST_API = 3 } wl_host_kind;
+
+typedef struct wl_host_item {
+    wl_host_kind kind;
+    uint32_t pid, tid;
+    uint64_t start_ns, end_ns;
+    int open_end;           /* NVTX range or scope never closed: end_ns is the session end */
+    int64_t id;             /* api_call.id, nvtx_range.id, scope.scope_id */
+    char name[512];
+    char group[64];         /* API category, NVTX domain, "" for scopes */
+    char scope[256];        /* API: the enclosing warplens scope's name, else "" */
+    uint32_t correlation_id;
+    int64_t return_value;
+    const uint64_t *flows;  /* API: flow ids to the GPU work it started (valid until next step) */
+    size_t n_flows;
+} wl_host_item;
+
+typedef struct wl_host_cursor wl_host_cursor;
+wl_host_cursor *wl_host_cursor_open(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size);
+/* Returns 1 with *item filled, 0 at the end, -1 on error. */
+int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *item);
+void wl_host_cursor_close(wl_host_cursor *c);
+
+/* ---- GPU work -------------------------------------------------------------------------------- */
+typedef enum wl_gpu_kind { WL_GPU_KERNEL = 1, WL_GPU_MEMCPY = 2, WL_GPU_MEMSET = 3 } wl_gpu_kind;
+
+typedef struct wl_gpu_item {
+    wl_gpu_kind kind;
+    int64_t id;
+    uint32_t pid, device_id;
+    int64_t stream_id;
+    uint64_t start_ns, end_ns;
+    uint32_t correlation_id;
+    uint64_t flow;          /* 0: no flow from an API call */
+    int64_t graph_id;       /* -1 when not from a graph */
+    char scope[256];
+    /* kernels */
+    char name[8192], short_name[256];
+    int grid[3], block[3], cluster_size;
+    int registers, static_smem, dynamic_smem, smem_limit_config, carveout; /* carveout -1: unset */
+    int64_t queue_delay_ns, submit_delay_ns; /* -1 when unknown */
+    /* copies and sets */
+    char copy_kind[16], src_kind[24], dst_kind[24];
+    uint64_t bytes;
+    double gbps;
+} wl_gpu_item;
+
+typedef struct wl_gpu_cursor wl_gpu_cursor;
+wl_gpu_cursor *wl_gpu_cursor_open(wl_session *s, char *err, size_t err_size);
+int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *item);
+void wl_gpu_cursor_close(wl_gpu_cursor *c);
+
+#endif
