@@ -108,13 +108,18 @@ void print_copy_table(wl_session *s, const stats_options *opt)
     free(c);
 }
 
-static void interval_table(const char *title, const char *group_title, wl_interval_summary *r, int n,
-                           const stats_options *opt)
+/* name_title: header of the name column; group_title: of the group column ("" when unused).
+ * 34 + 1 + 12 + 1 + 8 + 4 x 11 = 100 columns. */
+static void interval_table(const char *title, const char *name_title, const char *group_title,
+                           wl_interval_summary *r, int n, const stats_options *opt)
 {
     if (n < 0)
         return;
     if (opt->csv) {
-        printf("name,%s,count,total_ns,mean_ns,min_ns,max_ns\n", group_title);
+        printf("name,");
+        for (const char *g = group_title[0] ? group_title : "group"; *g; g++)
+            putchar(*g >= 'A' && *g <= 'Z' ? *g - 'A' + 'a' : *g);
+        printf(",count,total_ns,mean_ns,min_ns,max_ns\n");
         for (int i = 0; i < n; i++) {
             csv_str(r[i].name);
             printf(",%s,%" PRIu64 ",%" PRIu64 ",%.1f,%" PRIu64 ",%" PRIu64 "\n", r[i].group, r[i].count, r[i].total_ns,
@@ -123,10 +128,10 @@ static void interval_table(const char *title, const char *group_title, wl_interv
         return;
     }
     print_title(title, STATS_WIDTH);
-    printf("%-36s %-12s %8s %10s %10s %10s %10s\n", "Name", group_title, "Count", "Total", "Mean", "Min", "Max");
+    printf("%-34s %-12s %8s %10s %10s %10s %10s\n", name_title, group_title, "Count", "Total", "Mean", "Min", "Max");
     for (int i = 0; i < n; i++) {
         char nm[64], t[4][24];
-        printf("%-36s %-12.12s %8" PRIu64 " %10s %10s %10s %10s\n", fmt_middle(r[i].name, 36, nm, sizeof nm),
+        printf("%-34s %-12.12s %8" PRIu64 " %10s %10s %10s %10s\n", fmt_middle(r[i].name, 34, nm, sizeof nm),
                r[i].group, r[i].count, fmt_ns((double)r[i].total_ns, t[0], 24), fmt_ns(r[i].mean_ns, t[1], 24),
                fmt_ns((double)r[i].min_ns, t[2], 24), fmt_ns((double)r[i].max_ns, t[3], 24));
     }
@@ -138,7 +143,7 @@ void print_api_table(wl_session *s, const stats_options *o)
 {
     wl_interval_summary *r;
     int n = wl_session_api_summaries(s, &r);
-    interval_table("CUDA API calls (CPU time in the call)", "Category", r, n, o);
+    interval_table("CUDA API calls (CPU time in the call)", "Name", "Category", r, n, o);
     free(r);
 }
 
@@ -146,7 +151,7 @@ void print_nvtx_table(wl_session *s, const stats_options *o)
 {
     wl_interval_summary *r;
     int n = wl_session_nvtx_summaries(s, &r);
-    interval_table("NVTX ranges", "Domain", r, n, o);
+    interval_table("NVTX ranges (closed ranges)", "Name", "Domain", r, n, o);
     free(r);
 }
 
@@ -154,7 +159,7 @@ void print_scope_table(wl_session *s, const stats_options *o)
 {
     wl_interval_summary *r;
     int n = wl_session_scope_summaries(s, &r);
-    interval_table("warplens scopes", "", r, n, o);
+    interval_table("warplens scopes", "Name", "", r, n, o);
     free(r);
 }
 
@@ -162,7 +167,7 @@ void print_sync_table(wl_session *s, const stats_options *o)
 {
     wl_interval_summary *r;
     int n = wl_session_sync_summaries(s, &r);
-    interval_table("Synchronisation waits", "Type", r, n, o);
+    interval_table("Synchronisation waits (GPU-side wait records)", "Waited on", "", r, n, o);
     free(r);
 }
 
