@@ -1,6 +1,6 @@
 /* Export benchmark: builds a synthetic session of N kernels (with their API calls, copies, sets,
  * NVTX ranges and scopes), then exports it as Perfetto and as Chrome JSON, each in a fresh child
- * process so its peak RSS (getrusage) is the exporter's own. Prints events/s, bytes/event, peak
+ * process so its peak RSS (VmHWM, else getrusage) is the exporter's own. Prints events/s, bytes/event, peak
  * RSS and the Perfetto/JSON size ratio; --append FILE adds the block, dated, with the machine.
  *
  *   bench_export [--kernels N] [--dir DIR] [--keep] [--append FILE]
@@ -58,10 +58,23 @@ static int export_only(const char *format, const char *session, const char *out)
         fprintf(stderr, "export failed: %s\n", err);
         return 1;
     }
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
+    /* Peak RSS of this process image: getrusage's ru_maxrss carries the parent's peak across
+     * fork + exec on Linux (the forked copy shares the generator's pages), VmHWM does not. */
+    long hwm = -1;
+    char line[256];
+    FILE *st_f = fopen("/proc/self/status", "r");
+    while (st_f && fgets(line, sizeof line, st_f))
+        if (!strncmp(line, "VmHWM:", 6))
+            hwm = strtol(line + 6, NULL, 10);
+    if (st_f)
+        fclose(st_f);
+    if (hwm < 0) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        hwm = ru.ru_maxrss;
+    }
     printf("%llu %llu %llu %llu %.6f %ld\n", (unsigned long long)st.events, (unsigned long long)st.bytes,
-           (unsigned long long)st.tl.slices, (unsigned long long)st.tl.flows, dt, ru.ru_maxrss);
+           (unsigned long long)st.tl.slices, (unsigned long long)st.tl.flows, dt, hwm);
     return 0;
 }
 

@@ -63,6 +63,20 @@ int wl_session_get_span(wl_session *s, wl_session_span *o)
     return 0;
 }
 
+uint64_t wl_session_nth_kernel_start(wl_session *s, uint64_t n)
+{
+    sqlite3_stmt *st;
+    uint64_t v = UINT64_MAX;
+    if (sqlite3_prepare_v2(s->db, "SELECT start_ns FROM kernel WHERE has_timestamps ORDER BY start_ns LIMIT 1 OFFSET ?",
+                           -1, &st, NULL) != SQLITE_OK)
+        return v;
+    sqlite3_bind_int64(st, 1, (sqlite3_int64)n);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
 int wl_session_thread_name(wl_session *s, uint32_t pid, uint32_t tid, char *out, size_t n)
 {
     sqlite3_stmt *st;

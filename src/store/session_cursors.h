@@ -25,6 +25,10 @@ typedef struct wl_session_span {
 } wl_session_span;
 int wl_session_get_span(wl_session *s, wl_session_span *out);
 
+/* Start of the n-th kernel (0-based) in time order, or UINT64_MAX when there are not that many:
+ * how the HTML report picks the time window it embeds. */
+uint64_t wl_session_nth_kernel_start(wl_session *s, uint64_t n);
+
 /* Name of a thread from the thread table ("" when unnamed or unknown). */
 int wl_session_thread_name(wl_session *s, uint32_t pid, uint32_t tid, char *out, size_t n);
 /* Calls fn for every row of the thread table, ordered by (pid, tid). */

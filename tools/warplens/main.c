@@ -18,6 +18,7 @@ static const verb VERBS[] = {
     {"occupancy", cmd_occupancy, "theoretical occupancy of a launch configuration"},
     {"decode", cmd_decode, "decode an in-kernel timer buffer"},
     {"export", cmd_export, "timeline as a Perfetto trace or Chrome JSON (docs/formats.md)"},
+    {"report", cmd_report, "self-contained HTML report: timeline, kernels, GPU fill, summaries"},
     {"kernels", cmd_kernels, "one row per kernel name: GPU time percentiles, launch config, occupancy"},
     {"kernel", cmd_kernel, "one kernel in detail: configuration, resources, occupancy, timing"},
     {"concurrency", cmd_concurrency, "kernels running at once per device, GPU fill over time"},

@@ -9,6 +9,7 @@ int cmd_info(int argc, char **argv);
 int cmd_occupancy(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_kernels(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int cmd_concurrency(int argc, char **argv);
