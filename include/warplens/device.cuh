@@ -19,8 +19,10 @@
  * Device-side limits: a lane writes at most max_records records; one slot is kept for the
  * finalize and a begin is only written when its end (and the ends of the begins still open) will
  * fit, so a full lane still decodes as complete, finalized regions. Records that do not fit are
- * dropped and counted in counters[0]; event ids >= 1024 and invalid lanes are counted in
- * counters[1]. Nothing is ever written outside the lane's slots. */
+ * dropped and counted in counters[0]; event ids >= 1024, ends without an open begin and invalid
+ * lanes are counted in counters[1]. A lane's counts are kept in registers and added to the
+ * counters by its finalize (invalid lanes: at init). Nothing is ever written outside the lane's
+ * slots. */
 #ifndef WARPLENS_DEVICE_CUH
 #define WARPLENS_DEVICE_CUH
 
@@ -49,17 +51,27 @@ typedef struct warplens_ik_args {
     unsigned int max_records;  /* per lane, finalize included */
 } warplens_ik_args;
 
-/* Per-leader state; lives in registers. Slot accounting: `budget` counts the slots still free
- * for new records once the ends of the open begins and the finalize have their slots reserved,
- * so a begin needs 2 (itself and its end), an instant 1, a matched end and the finalize none. */
+/* Per-thread state; lives in registers (plain scalars; the functions are force-inlined).
+ * Slot accounting: `budget` counts the slots still free for new records once the ends of the
+ * written, still open begins and the finalize have their slots reserved, so a begin needs 2 (itself
+ * and its end), an instant 1, a matched end and the finalize none. Open regions form a stack of
+ * `depth` levels: the bottom `wdepth` were written, the ones above were dropped (once a begin is
+ * dropped the budget stays < 2, so every later begin is dropped too: written levels always sit
+ * below dropped ones). Drops and misuse are counted in registers and added to the global counters
+ * once, by the finalize. `warp` is non-zero in every thread of a warp that holds a recording
+ * thread: the only branch on the hot path tests it, and it is warp-uniform, so warps without a
+ * recorder skip the whole event (no fence) and the recorder's warp never diverges. */
 typedef struct warplens_ik_lane {
-    unsigned long long *slot;  /* next slot, NULL when this thread does not record */
+    unsigned long long *slot; /* next slot (global-space address); NULL when not recording */
     unsigned int *counters;
-    unsigned int stride;
+    unsigned int stride;      /* in words */
     unsigned int budget;
-    unsigned int open;         /* begins written whose end is not */
-    unsigned int dropped_open; /* begins dropped: their ends are dropped too (LIFO) */
-    unsigned int tag;          /* lane << 12 */
+    unsigned int depth;       /* open begins, written or dropped */
+    unsigned int wdepth;      /* of which written: levels 0 .. wdepth-1 */
+    unsigned int tag;         /* lane << 12 */
+    unsigned int dropped;     /* 2 per dropped begin (it and its end), 1 per dropped instant */
+    unsigned int invalid;     /* bad event ids, ends without an open begin */
+    unsigned int warp;        /* some thread of this warp records (warp-uniform) */
 } warplens_ik_lane;
 
 /* Words of buffer for a launch (1 header + stride * max_records). stride 0 = blocks * groups.
@@ -100,18 +112,26 @@ WARPLENS_IK_D unsigned int warplens_ik_timer(void)
     return t;
 }
 
-/* Slow path of every record that is not written: counted when this thread is a recorder. */
-WARPLENS_IK_D void warplens_ik_count_(const warplens_ik_lane *l, int which)
+/* Fence of the wire format (membar.cta). SASS MEMBAR cannot be predicated, which is why the
+ * record functions branch once, warp-uniformly, on `warp` instead of on the thread's own state. */
+WARPLENS_IK_D void warplens_ik_fence_(void) { asm volatile("membar.cta;" : : : "memory"); }
+
+/* Timer read and 64-bit record store {tag word, %globaltimer_lo} (little-endian: the timer in the
+ * high half), both predicated on w (0/1): a thread that does not record runs them as no-ops. The
+ * predicated read also keeps the timer in a per-thread register (CS2R, fixed latency). */
+WARPLENS_IK_D void warplens_ik_put_(unsigned long long *slot, unsigned int low, unsigned int w)
 {
-    if (l->slot && l->counters)
-        atomicAdd(l->counters + which, 1u);
+    asm volatile("{\n\t.reg .pred p;\n\t.reg .b32 t;\n\t"
+                 "setp.ne.b32 p, %2, 0;\n\t"
+                 "@p mov.u32 t, %%globaltimer_lo;\n\t"
+                 "@p st.global.v2.u32 [%0], {%1, t};\n\t}"
+                 :
+                 : "l"(slot), "r"(low), "r"(w)
+                 : "memory");
 }
 
-WARPLENS_IK_D void warplens_ik_put_(warplens_ik_lane *l, unsigned int t, unsigned int low)
-{
-    *l->slot = ((unsigned long long)t << 32) | (unsigned long long)(l->tag | low);
-    l->slot += l->stride;
-}
+WARPLENS_IK_D int warplens_ik_init_lane_(warplens_ik_lane *l, warplens_ik_args a,
+                                         unsigned int group, int leader);
 
 /* Every thread of the block may call it; only `leader` threads record afterwards. The leader of
  * lane 0 writes the header word. */
@@ -122,11 +142,24 @@ WARPLENS_IK_D void warplens_ik_init(warplens_ik_lane *l, warplens_ik_args a, uns
     l->counters = a.counters;
     l->stride = 0;
     l->budget = 0;
-    l->open = 0;
-    l->dropped_open = 0;
+    l->depth = 0;
+    l->wdepth = 0;
     l->tag = 0;
+    l->dropped = 0;
+    l->invalid = 0;
+    l->warp = 0;
+    const int rec = warplens_ik_init_lane_(l, a, group, leader);
+    /* warp-uniform "a thread of this warp records": threads that are not active here but call the
+     * record functions later only cost themselves a skipped (or an extra) fence, never a record */
+    l->warp = __any_sync(__activemask(), rec);
+}
+
+/* (the leader's part of warplens_ik_init) */
+WARPLENS_IK_D int warplens_ik_init_lane_(warplens_ik_lane *l, warplens_ik_args a,
+                                         unsigned int group, int leader)
+{
     if (!leader || a.buf == 0)
-        return;
+        return 0;
     const unsigned int nblocks = gridDim.x * gridDim.y * gridDim.z;
     const unsigned int block = (blockIdx.z * gridDim.y + blockIdx.y) * gridDim.x + blockIdx.x;
     const unsigned long long lanes = (unsigned long long)nblocks * a.num_groups;
@@ -136,82 +169,108 @@ WARPLENS_IK_D void warplens_ik_init(warplens_ik_lane *l, warplens_ik_args a, uns
         a.max_records == 0) {
         if (a.counters)
             atomicAdd(a.counters + WARPLENS_IK_COUNTER_INVALID, 1u);
-        return;
+        return 0;
     }
     if (bg == 0)
         a.buf[0] = ((unsigned long long)a.num_groups << 32) | nblocks;
-    l->slot = a.buf + 1 + bg;
+    unsigned long long *first = a.buf + 1 + bg, *g; /* st.global wants a global-space address */
+    asm("cvta.to.global.u64 %0, %1;" : "=l"(g) : "l"(first));
+    l->slot = g;
     l->stride = (unsigned int)stride;
     l->budget = a.max_records - 1; /* the finalize's slot is reserved from the start */
     l->tag = (unsigned int)bg << 12;
+    return 1;
 }
 
-/* begin: timestamp, then the store, then a block fence so the region's work comes after. */
+/* The hot path, per event, in a warp that records: one warp-uniform branch on `warp` (not
+ * taken; its predicate is loop-invariant), a predicate `w` from one compare, a predicated CS2R
+ * timer read, the tag word, one predicated 64-bit STG, the MEMBAR (begin and end only), and 4-5
+ * register updates done as arithmetic on w (0/1). No atomics, no local memory, no BSSY/BSYNC, no
+ * other branch (sm_90 SASS, constant ids: ~15 instructions per begin, ~14 per end). Threads of a
+ * recording warp that do not record (budget 0, wdepth 0) run the same instructions with the read
+ * and the store predicated off. */
+
+/* begin: timestamp, then the store, then a block fence so the region's work comes after.
+ * Written when the budget has room for it and its end; otherwise dropped (with its end). */
 WARPLENS_IK_D void warplens_ik_begin(warplens_ik_lane *l, unsigned int event)
 {
-    if (event < WARPLENS_IK_MAX_EVENTS && l->budget >= 2u) {
-        unsigned int t = warplens_ik_timer();
-        warplens_ik_put_(l, t, (event << 2) | WARPLENS_IK_TYPE_BEGIN);
-        l->budget -= 2u;
-        l->open++;
-        __threadfence_block();
-    } else if (event >= WARPLENS_IK_MAX_EVENTS) {
-        warplens_ik_count_(l, WARPLENS_IK_COUNTER_INVALID);
-    } else if (l->slot) {
-        /* the budget never grows back, so every begin until this one's end is dropped too */
-        l->dropped_open++;
-        warplens_ik_count_(l, WARPLENS_IK_COUNTER_DROPPED);
+    if (!l->warp)
+        return;
+    if (event >= WARPLENS_IK_MAX_EVENTS) { /* folds away for a constant id */
+        l->invalid++;
+        return;
     }
+    const unsigned int w = l->budget >= 2u;
+    warplens_ik_put_(l->slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_BEGIN, w);
+    warplens_ik_fence_();
+    l->slot += w * l->stride; /* arithmetic, not selects: one IMAD.WIDE */
+    l->budget -= 2u * w;
+    l->wdepth += w;
+    l->dropped += 2u - 2u * w;
+    l->depth++;
 }
 
-/* end: a block fence so the region's work comes first, then the timestamp and the store. */
+/* end: a block fence so the region's work comes first, then the timestamp and the store.
+ * Written when the innermost open begin was written (its slot is reserved); the end of a dropped
+ * begin is dropped; an end with no open begin is not written and counted as invalid. */
 WARPLENS_IK_D void warplens_ik_end(warplens_ik_lane *l, unsigned int event)
 {
+    if (!l->warp)
+        return;
     if (event >= WARPLENS_IK_MAX_EVENTS) {
-        warplens_ik_count_(l, WARPLENS_IK_COUNTER_INVALID);
+        l->invalid++;
         return;
     }
-    if (l->dropped_open == 0 && l->open != 0) { /* its slot was reserved by the begin */
-        l->open--;
-    } else if (l->dropped_open) {
-        l->dropped_open--;
-        warplens_ik_count_(l, WARPLENS_IK_COUNTER_DROPPED);
-        return;
-    } else if (l->budget >= 1u) { /* an end without a begin: written, the decoder reports it */
-        l->budget--;
-    } else {
-        warplens_ik_count_(l, WARPLENS_IK_COUNTER_DROPPED);
-        return;
-    }
-    /* (open or budget > 0 only ever happens on a recording thread: slot is set) */
-    __threadfence_block();
-    unsigned int t = warplens_ik_timer();
-    warplens_ik_put_(l, t, (event << 2) | WARPLENS_IK_TYPE_END);
+    const unsigned int level = l->depth - 1u; /* 0xffffffff when nothing is open */
+    const unsigned int w = level < l->wdepth;
+    warplens_ik_fence_();
+    warplens_ik_put_(l->slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_END, w);
+    l->slot += w * l->stride;
+    l->invalid += level >> 31;                       /* an end without an open begin */
+    l->depth = level < l->depth ? level : l->depth;  /* min: stays 0 when nothing was open */
+    l->wdepth = l->wdepth < l->depth ? l->wdepth : l->depth;
 }
 
+/* instant: timestamp and store, no fence. */
 WARPLENS_IK_D void warplens_ik_instant(warplens_ik_lane *l, unsigned int event)
 {
-    if (event < WARPLENS_IK_MAX_EVENTS && l->budget >= 1u) {
-        unsigned int t = warplens_ik_timer();
-        warplens_ik_put_(l, t, (event << 2) | WARPLENS_IK_TYPE_INSTANT);
-        l->budget--;
-    } else {
-        warplens_ik_count_(l, event >= WARPLENS_IK_MAX_EVENTS ? WARPLENS_IK_COUNTER_INVALID
-                                                              : WARPLENS_IK_COUNTER_DROPPED);
+    if (!l->warp)
+        return;
+    if (event >= WARPLENS_IK_MAX_EVENTS) {
+        l->invalid++;
+        return;
     }
+    const unsigned int w = l->budget >= 1u;
+    warplens_ik_put_(l->slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_INSTANT, w);
+    l->slot += w * l->stride;
+    l->budget -= w;
+    l->dropped += 1u - w;
 }
 
-/* Marks the lane complete (its slot was reserved at init); later records are dropped. */
+/* Marks the lane complete (its slot was reserved at init) and adds the lane's drop / misuse
+ * counts to the global counters (one atomic each, only when non-zero); later records are dropped
+ * and not counted. The counts of a lane that never finalizes are lost (its trace is incomplete
+ * anyway: the decoder reports the lane as not finalized). */
 WARPLENS_IK_D void warplens_ik_finalize(warplens_ik_lane *l)
 {
     if (!l->slot)
         return;
-    __threadfence_block();
-    unsigned int t = warplens_ik_timer();
-    warplens_ik_put_(l, t, WARPLENS_IK_TYPE_FINALIZE);
+    warplens_ik_fence_();
+    warplens_ik_put_(l->slot, l->tag | WARPLENS_IK_TYPE_FINALIZE, 1u);
+    /* a dropped begin counted its end too: those still open never had one */
+    const unsigned int dropped = l->dropped - (l->depth - l->wdepth);
+    if (l->counters) {
+        if (dropped)
+            atomicAdd(l->counters + WARPLENS_IK_COUNTER_DROPPED, dropped);
+        if (l->invalid)
+            atomicAdd(l->counters + WARPLENS_IK_COUNTER_INVALID, l->invalid);
+    }
     l->slot = 0;
     l->budget = 0;
-    l->open = 0;
+    l->depth = 0;
+    l->wdepth = 0;
+    l->dropped = 0;
+    l->invalid = 0;
 }
 
 #define WARPLENS_IK_INIT(lane, args, group, leader) warplens_ik_init(&(lane), (args), (group), (leader))

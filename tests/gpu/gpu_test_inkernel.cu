@@ -1,10 +1,10 @@
 /* GPU test of in-kernel tracing (run on the H100): a warp-specialised producer / 2 consumers /
  * epilogue kernel (4 warp groups, shared-memory double buffer, named barriers) instrumented with
  * warplens/device.cuh. The buffer is decoded with the C decoder and checked: every lane finalized,
- * nothing unmatched, expected slice counts and nesting, durations consistent with clock64()
- * measured inside the same regions, events inside the kernel's cudaEvent duration, placement on
- * CLOCK_REALTIME with the calibration, device-side record limit. Prints PASS/FAIL lines and
- * "inkernel: N passed, N failed"; exits non-zero on failure. */
+ * nothing unmatched, expected slice counts and nesting, each region's decoded duration against
+ * clock64() read just inside the same region (per region instance), events inside the kernel's
+ * cudaEvent duration, placement on CLOCK_REALTIME with the calibration, device-side record limit.
+ * Prints PASS/FAIL lines and "inkernel: N passed, N failed"; exits non-zero on failure. */
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdarg.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "analysis/inkernel_decode.h"
@@ -63,15 +64,33 @@ __device__ __forceinline__ void bar_arrive(unsigned id, unsigned n)
     asm volatile("barrier.arrive %0, %1;" : : "r"(id), "r"(n) : "memory");
 }
 
-/* A recorded region with clock64() read just inside it (the leader's cycles are written out). */
+/* clock64 with a memory clobber: the region's own memory accesses stay between the two reads
+ * (CUDA's clock64() has no clobber, so the compiler may move loads and stores across it). */
+__device__ __forceinline__ long long clk()
+{
+    long long c;
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(c) : : "memory");
+    return c;
+}
+
+/* Per lane, the leader logs (event, cycles) of every clock-measured region in the order the
+ * regions end, which is the order of their end records in the lane: the host pairs the n-th log
+ * entry with the n-th decoded slice of those events. */
+__host__ __device__ constexpr int max_logged(int tiles) { return 2 * tiles + 2; }
+
+/* A recorded region with clock64() read just inside it. */
 #define REGION(ev, ...)                                                                            \
     do {                                                                                           \
         warplens_ik_begin(&lane, (ev));                                                            \
-        long long c0_ = clock64();                                                                 \
+        const long long c0_ = clk();                                                               \
         __VA_ARGS__;                                                                               \
-        long long c1_ = clock64();                                                                 \
+        const long long c1_ = clk();                                                               \
         warplens_ik_end(&lane, (ev));                                                              \
-        cyc[(ev)] += c1_ - c0_;                                                                    \
+        if (t == 0 && nlog < maxlog) {                                                             \
+            rlog[2 * nlog] = (ev);                                                                 \
+            rlog[2 * nlog + 1] = c1_ - c0_;                                                        \
+        }                                                                                          \
+        nlog++;                                                                                    \
     } while (0)
 
 __global__ void __launch_bounds__(WG *GROUPS)
@@ -83,11 +102,11 @@ __global__ void __launch_bounds__(WG *GROUPS)
     const unsigned group = threadIdx.x / WG, t = threadIdx.x % WG;
     warplens_ik_lane lane;
     warplens_ik_init(&lane, ik, group, t == 0);
-    long long cyc[NEV];
-    for (int e = 0; e < NEV; e++)
-        cyc[e] = 0;
+    const int maxlog = max_logged(tiles);
+    long long *rlog = cycles + ((size_t)blockIdx.x * GROUPS + group) * 2 * maxlog;
+    int nlog = 0;
     warplens_ik_begin(&lane, EV_LANE);
-    const long long lane_c0 = clock64();
+    const long long lane_c0 = clk();
     const float *src = in + (size_t)blockIdx.x * tiles * TILE;
 
     if (group == 0) { /* producer: fills stage k & 1 once the consumers released it */
@@ -120,13 +139,13 @@ __global__ void __launch_bounds__(WG *GROUPS)
         REGION(EV_WAIT_DONE, bar_sync(5, BAR_N));
         REGION(EV_STORE, out[(size_t)blockIdx.x * WG + t] = partial[0][t] + partial[1][t]);
     }
-    const long long lane_c1 = clock64();
+    const long long lane_c1 = clk();
     warplens_ik_end(&lane, EV_LANE);
-    cyc[EV_LANE] = lane_c1 - lane_c0;
+    if (t == 0 && nlog < maxlog) {
+        rlog[2 * nlog] = EV_LANE;
+        rlog[2 * nlog + 1] = lane_c1 - lane_c0;
+    }
     warplens_ik_finalize(&lane);
-    if (t == 0)
-        for (int e = 0; e < NEV; e++)
-            cycles[((size_t)blockIdx.x * GROUPS + group) * NEV + e] = cyc[e];
 }
 
 long long realtime_ns()
@@ -159,7 +178,9 @@ void launch(const float *d_in, float *d_out, int blocks, int tiles, unsigned max
     long long *d_cycles = nullptr;
     CUDA_OK(cudaMalloc(&d_buf, total * 8));
     CUDA_OK(cudaMalloc(&d_counters, 2 * sizeof(unsigned)));
-    CUDA_OK(cudaMalloc(&d_cycles, (size_t)blocks * GROUPS * NEV * sizeof(long long)));
+    const size_t n_log = (size_t)blocks * GROUPS * 2 * max_logged(tiles);
+    CUDA_OK(cudaMalloc(&d_cycles, n_log * sizeof(long long)));
+    CUDA_OK(cudaMemset(d_cycles, 0xff, n_log * sizeof(long long))); /* -1: nothing logged */
     CUDA_OK(cudaMemset(d_buf, 0, total * 8));
     CUDA_OK(cudaMemset(d_counters, 0, 2 * sizeof(unsigned)));
     warplens_ik_args ik = {max_records ? d_buf : nullptr, d_counters, GROUPS, 0, max_records};
@@ -176,7 +197,7 @@ void launch(const float *d_in, float *d_out, int blocks, int tiles, unsigned max
     run.host_t1 = realtime_ns();
     CUDA_OK(cudaEventElapsedTime(&run.kernel_ms, e0, e1));
     run.words.resize(total);
-    run.cycles.resize((size_t)blocks * GROUPS * NEV);
+    run.cycles.resize(n_log);
     CUDA_OK(cudaMemcpy(run.words.data(), d_buf, total * 8, cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(run.counters, d_counters, sizeof run.counters, cudaMemcpyDeviceToHost));
     CUDA_OK(cudaMemcpy(run.cycles.data(), d_cycles, run.cycles.size() * sizeof(long long),
@@ -282,14 +303,13 @@ int main(int argc, char **argv)
           (unsigned long long)c.unmatched_begins, (unsigned long long)c.unmatched_ends,
           (unsigned long long)c.crossed);
 
-    /* per lane and event: slice counts, summed durations, nesting under the lane slice */
-    std::vector<uint64_t> n(lanes * NEV, 0), ns(lanes * NEV, 0), lane_dur(lanes, 0),
+    /* per lane and event: slice counts, nesting under the lane slice */
+    std::vector<uint64_t> n(lanes * NEV, 0), lane_dur(lanes, 0),
         lane_start(lanes, 0), children(lanes, 0);
     for (size_t i = 0; i < r.n_slices; i++) {
         const wl_ik_slice &s = r.slices[i];
         const size_t lane = (size_t)s.block * GROUPS + s.group;
         n[lane * NEV + s.event]++;
-        ns[lane * NEV + s.event] += s.dur_ns;
         if (s.event == EV_LANE) {
             lane_dur[lane] = s.dur_ns;
             lane_start[lane] = s.start_ns;
@@ -332,37 +352,108 @@ int main(int argc, char **argv)
     check(tile_instants == (size_t)blocks * tiles && r.n_instants == tile_instants,
           "tile instants", "%zu", tile_instants);
 
-    /* Durations against clock64(): clock64 regions sit inside the recorded ones, and the SM runs
-     * at most at its peak clock, so cycles / peak <= decoded + one 64 ns timer step per slice.
-     * Two-sided, against the clock the run actually had (sum cycles / sum ns): 10% + 300 ns. */
-    double sum_cyc = 0, sum_ns = 0;
-    for (int lane = 0; lane < lanes; lane++)
-        for (int e = 0; e < NEV; e++)
-            if (e != EV_TILE && e != EV_EPILOGUE && n[(size_t)lane * NEV + e]) {
-                sum_cyc += (double)run.cycles[(size_t)lane * NEV + e];
-                sum_ns += (double)ns[(size_t)lane * NEV + e];
-            }
-    const double eff_ghz = sum_ns > 0 ? sum_cyc / sum_ns : 0;
-    check(eff_ghz > 0.5 * clock_ghz && eff_ghz < 1.05 * clock_ghz, "effective SM clock",
-          "%.3f GHz from clock64 / decoded ns (peak %.3f GHz)", eff_ghz, clock_ghz);
-    size_t over_peak = 0, off_eff = 0;
-    double worst = 0;
-    for (int lane = 0; lane < lanes; lane++)
-        for (int e = 0; e < NEV; e++) {
-            const size_t k = (size_t)lane * NEV + e;
-            if (e == EV_TILE || e == EV_EPILOGUE || !n[k])
-                continue;
-            const double cyc = (double)run.cycles[k], dec = (double)ns[k];
-            over_peak += cyc / clock_ghz > dec + 64.0 * n[k];
-            const double diff = fabs(dec - cyc / eff_ghz);
-            off_eff += diff > 0.10 * dec + 300.0 * n[k];
-            if (dec > 0 && diff / dec > worst)
-                worst = diff / dec;
+    /* Durations against clock64(), per region instance. The clock64 pair sits just inside the
+     * recorded region, so physically decoded >= cycles / clock, up to the timer's step (32 ns,
+     * sometimes 64 ns between reads): decoded - cycles/clock is the two records' own cost (store,
+     * fences) plus quantisation. The SM clock is not assumed to be the peak (the GPU need not be
+     * at boost): it is measured from the longest regions, the lane slices (tens of us each),
+     * as the median over lanes of cycles / decoded ns. Then:
+     *   long regions (decoded >= 2 us): |decoded - cycles/clock| <= 10% + 64 ns;
+     *   short regions: within the timer step, the records' cost and 10%:
+     *     cycles/clock <= decoded + 64 ns + 10%   and   decoded <= cycles/clock + 64 ns + 10% + 256 ns;
+     *   every region: cycles / peak clock <= decoded + 64 ns (no clock runs faster than its peak). */
+    {
+        const int maxlog = max_logged(tiles);
+        auto measured = [](int e) {
+            return e == EV_LANE || e == EV_LOAD || e == EV_WAIT_EMPTY || e == EV_WAIT_FULL ||
+                   e == EV_COMPUTE || e == EV_WAIT_DONE || e == EV_STORE;
+        };
+        /* per lane: indices of the measured slices, in end-record order */
+        std::vector<std::vector<size_t>> per_lane(lanes);
+        for (size_t i = 0; i < r.n_slices; i++)
+            if (measured(r.slices[i].event))
+                per_lane[(size_t)r.slices[i].block * GROUPS + r.slices[i].group].push_back(i);
+        size_t bad_pairing = 0;
+        std::vector<double> lane_ghz;
+        for (int lane = 0; lane < lanes; lane++) {
+            std::vector<size_t> &v = per_lane[lane];
+            std::sort(v.begin(), v.end(), [&](size_t x, size_t y) {
+                return r.slices[x].end_seq < r.slices[y].end_seq;
+            });
+            const long long *lg = &run.cycles[(size_t)lane * 2 * maxlog];
+            bool ok = v.size() <= (size_t)maxlog;
+            for (size_t k = 0; ok && k < v.size(); k++)
+                ok = lg[2 * k] == r.slices[v[k]].event && lg[2 * k + 1] >= 0;
+            ok = ok && (v.size() == (size_t)maxlog || lg[2 * v.size()] == -1);
+            bad_pairing += !ok;
+            if (ok && !v.empty() && r.slices[v.back()].event == EV_LANE &&
+                r.slices[v.back()].dur_ns >= 10000)
+                lane_ghz.push_back((double)lg[2 * (v.size() - 1) + 1] /
+                                   (double)r.slices[v.back()].dur_ns);
         }
-    check(over_peak == 0, "clock64 at peak clock never exceeds the decoded duration",
-          "%zu (lane, event) totals exceed", over_peak);
-    check(off_eff == 0, "decoded durations match clock64 at the effective clock",
-          "%zu totals off; worst relative difference %.3f", off_eff, worst);
+        check(bad_pairing == 0, "clock64 log pairs with the decoded regions",
+              "%zu lanes whose logged (event, cycles) sequence differs from the decoded slices",
+              bad_pairing);
+        std::sort(lane_ghz.begin(), lane_ghz.end());
+        const double eff_ghz = lane_ghz.empty() ? 0 : lane_ghz[lane_ghz.size() / 2];
+        const double spread = lane_ghz.empty() ? 0
+                                               : (lane_ghz.back() - lane_ghz.front()) / eff_ghz;
+        check(!lane_ghz.empty() && eff_ghz > 0.3 * clock_ghz && eff_ghz < 1.05 * clock_ghz,
+              "effective SM clock from the lane regions",
+              "%.3f GHz (median of %zu lanes >= 10 us, spread %.1f%%; peak %.3f GHz)", eff_ghz,
+              lane_ghz.size(), spread * 100, clock_ghz);
+        size_t n_long = 0, n_short = 0, bad_long = 0, bad_short = 0, over_peak = 0;
+        double worst_long = 0, worst_short_ns = 0;
+        size_t per_event_bad[NEV] = {0}, per_event_n[NEV] = {0};
+        double per_event_excess[NEV] = {0}; /* sum of decoded - cycles/clock, ns */
+        for (int lane = 0; lane < lanes && eff_ghz > 0 && bad_pairing == 0; lane++) {
+            const std::vector<size_t> &v = per_lane[lane];
+            const long long *lg = &run.cycles[(size_t)lane * 2 * maxlog];
+            for (size_t k = 0; k < v.size(); k++) {
+                const wl_ik_slice &sl = r.slices[v[k]];
+                const double dec = (double)sl.dur_ns, cyc = (double)lg[2 * k + 1];
+                const double clk_ns = cyc / eff_ghz;
+                over_peak += cyc / clock_ghz > dec + 64.0;
+                per_event_n[sl.event]++;
+                per_event_excess[sl.event] += dec - clk_ns;
+                bool bad;
+                if (dec >= 2000.0) {
+                    n_long++;
+                    const double rel = fabs(dec - clk_ns) / dec;
+                    bad = fabs(dec - clk_ns) > 0.10 * dec + 64.0;
+                    bad_long += bad;
+                    if (rel > worst_long)
+                        worst_long = rel;
+                } else {
+                    n_short++;
+                    const double tol = 64.0 + 0.10 * (dec > clk_ns ? dec : clk_ns);
+                    bad = clk_ns > dec + tol || dec > clk_ns + tol + 256.0;
+                    bad_short += bad;
+                    if (fabs(dec - clk_ns) > worst_short_ns)
+                        worst_short_ns = fabs(dec - clk_ns);
+                }
+                per_event_bad[sl.event] += bad;
+            }
+        }
+        check(over_peak == 0, "clock64 at peak clock never exceeds the decoded duration",
+              "%zu of %zu regions exceed", over_peak, n_long + n_short);
+        check(n_long > 0 && bad_long == 0, "long regions (>= 2 us): decoded matches clock64",
+              "%zu checked, %zu off by more than 10%% + 64 ns; worst relative difference %.3f",
+              n_long, bad_long, worst_long);
+        check(n_short > 0 && bad_short == 0,
+              "short regions (< 2 us): decoded consistent with clock64",
+              "%zu checked, %zu outside 64 ns + 10%% (+ 256 ns records' cost); worst |difference| "
+              "%.0f ns",
+              n_short, bad_short, worst_short_ns);
+        const char *names[NEV] = {"lane", "load", "wait_empty", "wait_full", "compute",
+                                  "wait_done", "store", "tile", "epilogue"};
+        printf("info: per event: regions, failed, mean (decoded - clock64/clock) ns:");
+        for (int e = 0; e < NEV; e++)
+            if (per_event_n[e])
+                printf(" %s %zu/%zu/%.0f", names[e], per_event_n[e], per_event_bad[e],
+                       per_event_excess[e] / per_event_n[e]);
+        printf("\n");
+    }
 
     /* Inside the kernel's own duration (cudaEvents, ~0.5 us resolution). */
     const double kernel_ns = run.kernel_ms * 1e6;
