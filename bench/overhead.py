@@ -14,8 +14,11 @@ import subprocess
 import sys
 
 
+PIN = ["taskset", "-c", "2-5"]  # every mode on the same 4 cores: less noise between modes
+
+
 def run(cmd, env=None):
-    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+    p = subprocess.run(PIN + cmd, capture_output=True, text=True, env=env, timeout=300)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
     for line in p.stdout.splitlines():
@@ -38,8 +41,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("out")
-    ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--kernels", type=int, default=20000)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--kernels", type=int, default=100000)
     ap.add_argument("--steps", type=int, default=2000)
     a = ap.parse_args()
     b = os.path.abspath(a.build)
@@ -77,7 +80,7 @@ def main():
     except OSError:
         gpu = "unknown"
     lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
-              f"--kernels {a.kernels} --steps {a.steps}` (modes interleaved, median of {a.reps}).", ""]
+              f"--kernels {a.kernels} --steps {a.steps}` (modes interleaved; each run reports the median over segments, the table the median of {a.reps} runs).", ""]
     ok = True
     for suite, modes in suites.items():
         samples = {m: [] for m in modes}

@@ -1,10 +1,15 @@
 """Launch-bound PyTorch loop for bench/overhead.py: per step, 8 layers of (64x64 matmul, relu,
-add) — about 24 short kernels. Prints host time per kernel op over the timed loop. With
---torch-profiler MODE the loop runs inside torch.profiler (MODE = cuda or cpu+cuda)."""
+add) — 24 short kernels. Runs in segments of 100 steps (each ending with a synchronisation) and
+prints the median over segments of host time per kernel op, so one burst of interference moves one
+segment, not the result. With --torch-profiler MODE the loop runs inside torch.profiler
+(MODE = cuda or cpu+cuda)."""
 import argparse
 import time
 
 import torch
+
+
+SEGMENT = 100
 
 
 def loop(steps: int, xs, ws):
@@ -13,6 +18,16 @@ def loop(steps: int, xs, ws):
         for w in ws:
             h = torch.relu(h @ w) + h
     torch.cuda.synchronize()
+
+
+def timed(steps: int, xs, ws, ops_per_step: int):
+    per_op = []
+    for _ in range(steps // SEGMENT):
+        t0 = time.perf_counter()
+        loop(SEGMENT, xs, ws)
+        per_op.append((time.perf_counter() - t0) * 1e6 / (SEGMENT * ops_per_step))
+    per_op.sort()
+    return per_op[len(per_op) // 2]
 
 
 def main() -> None:
@@ -24,22 +39,16 @@ def main() -> None:
     xs = torch.randn(64, 64, device="cuda")
     ws = [torch.randn(64, 64, device="cuda") * 0.01 for _ in range(8)]
     loop(50, xs, ws)  # warm-up: cuBLAS handles, kernel loads
-    ops = a.steps * len(ws) * 3
+    ops_per_step = len(ws) * 3
     if a.torch_profiler:
         acts = [torch.profiler.ProfilerActivity.CUDA]
         if a.torch_profiler == "cpu+cuda":
             acts.append(torch.profiler.ProfilerActivity.CPU)
-        with torch.profiler.profile(activities=acts) as prof:
-            t0 = time.perf_counter()
-            loop(a.steps, xs, ws)
-            t1 = time.perf_counter()
-        n = sum(1 for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA)
-        print(f"TORCH_PROFILER_GPU_EVENTS {n}")
+        with torch.profiler.profile(activities=acts):
+            us = timed(a.steps, xs, ws, ops_per_step)
     else:
-        t0 = time.perf_counter()
-        loop(a.steps, xs, ws)
-        t1 = time.perf_counter()
-    print(f"US_PER_KERNEL {(t1 - t0) * 1e6 / ops:.4f}")
+        us = timed(a.steps, xs, ws, ops_per_step)
+    print(f"US_PER_KERNEL {us:.4f}")
 
 
 if __name__ == "__main__":

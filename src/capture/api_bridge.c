@@ -12,6 +12,9 @@
 #define MAX_DEPTH 64
 
 static _Atomic uint64_t g_next_scope = 1;
+static atomic_int g_scopes_used;
+
+int wl_scopes_used(void) { return atomic_load(&g_scopes_used); }
 static _Thread_local uint64_t t_stack[MAX_DEPTH];
 static _Thread_local unsigned t_depth, t_overflow;
 
@@ -23,9 +26,11 @@ static int recording(void)
     return s == WL_STATE_RUNNING || s == WL_STATE_OFF;
 }
 
+wl_mpsc wl_event_ring;
+
 __attribute__((constructor)) static void init_ring(void)
 {
-    wl_ring_init(1u << 14);
+    wl_mpsc_init(&wl_event_ring, 1u << 14, sizeof(wl_event));
 }
 
 static void fill_name(wl_event *ev, const char *name)
@@ -63,9 +68,14 @@ static uint64_t scope_begin(const char *name)
     ev.tid = wl_current_tid();
     fill_name(&ev, name);
     t_stack[t_depth++] = ev.id;
+    if (!atomic_load_explicit(&g_scopes_used, memory_order_relaxed)) {
+        atomic_store(&g_scopes_used, 1);
+        if (atomic_load(&wl_state) == WL_STATE_RUNNING)
+            wl_cupti_enable_extcorr();
+    }
     cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ev.id);
     ev.timestamp = timestamp();
-    wl_ring_push(&ev);
+    wl_mpsc_push(&wl_event_ring, &ev);
     return ev.id;
 }
 
@@ -89,7 +99,7 @@ static uint64_t scope_end(void)
     ev.parent = t_depth ? t_stack[t_depth - 1] : 0;
     ev.tid = wl_current_tid();
     ev.timestamp = timestamp();
-    wl_ring_push(&ev);
+    wl_mpsc_push(&wl_event_ring, &ev);
     return id;
 }
 
@@ -103,7 +113,7 @@ static void thread_name(const char *name)
     ev.tid = wl_current_tid();
     ev.timestamp = timestamp();
     fill_name(&ev, name);
-    wl_ring_push(&ev);
+    wl_mpsc_push(&wl_event_ring, &ev);
 }
 
 static int is_recording(void) { return atomic_load(&wl_state) == WL_STATE_RUNNING; }

@@ -12,28 +12,6 @@
 static CUpti_SubscriberHandle g_subscriber;
 static uint32_t g_mask;
 
-/* API calls recorded as API records (prefix match on CUPTI's callback names), at both levels:
- * CUPTI does not record the driver calls the runtime makes on the program's behalf, so runtime
- * entry points cover programs using the runtime (PyTorch, cuBLAS through cudaLaunchKernelExC) and
- * driver entry points cover code that calls the driver directly (Triton, some cuBLAS kernels).
- * Only these ids are enabled: switching on a whole API kind makes CUPTI wrap every call. */
-static const char *const RUNTIME_API[] = {
-    "cudaLaunch", "__cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaDeviceSynchronize",
-    "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaMalloc", "cudaFree",
-    "cudaHostAlloc", "cudaHostRegister", "cudaHostUnregister", NULL};
-static const char *const DRIVER_API[] = {
-    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize", "cuStreamSynchronize",
-    "cuEventSynchronize", "cuStreamWaitEvent", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister",
-    "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", NULL};
-
-#define MAX_API_IDS 512
-typedef struct api_id {
-    uint16_t domain; /* WLCAP_API_DRIVER or WLCAP_API_RUNTIME */
-    uint16_t cbid;
-} api_id;
-static api_id g_api_ids[MAX_API_IDS];
-static unsigned g_api_count;
-
 static int check(CUptiResult st, const char *what)
 {
     if (st == CUPTI_SUCCESS)
@@ -42,14 +20,6 @@ static int check(CUptiResult st, const char *what)
     cuptiGetResultString(st, &msg);
     wl_log("%s failed: %s", what, msg ? msg : "unknown CUPTI error");
     return -1;
-}
-
-static int has_prefix(const char *name, const char *const *list)
-{
-    for (; *list; list++)
-        if (strncmp(name, *list, strlen(*list)) == 0)
-            return 1;
-    return 0;
 }
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
@@ -90,48 +60,23 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
         const CUpti_CallbackData *cd = data;
         if (cd->callbackSite == CUPTI_API_ENTER)
             wl_cupti_flush(1);
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        wl_api_callback(domain, cbid, data);
     }
 }
 
-static void enable_domain(CUpti_CallbackDomain domain, uint32_t size, const char *const *prefixes,
-                          CUptiResult (*enable)(CUpti_CallbackId, uint8_t), uint16_t tag)
+static atomic_int g_extcorr_on;
+
+/* External correlation (scope ids on launches) costs on every launch, so it is switched on only
+ * once the program opens its first scope. */
+void wl_cupti_enable_extcorr(void)
 {
-    for (uint32_t cbid = 1; cbid < size && g_api_count < MAX_API_IDS; cbid++) {
-        const char *name = NULL;
-        if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name || !has_prefix(name, prefixes))
-            continue;
-        if (enable(cbid, 1) == CUPTI_SUCCESS)
-            g_api_ids[g_api_count++] = (api_id){tag, (uint16_t)cbid};
-    }
+    if (!(g_mask & WL_RECORD_KERNELS) || atomic_exchange(&g_extcorr_on, 1))
+        return;
+    check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "recording scope correlation");
 }
 
-static void enable_api_records(void)
-{
-    enable_domain(CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, RUNTIME_API,
-                  cuptiActivityEnableRuntimeApi, WLCAP_API_RUNTIME);
-    enable_domain(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE, DRIVER_API, cuptiActivityEnableDriverApi,
-                  WLCAP_API_DRIVER);
-    if (!g_api_count)
-        wl_log("no CUDA API call could be selected for recording; launch costs are not recorded");
-}
-
-/* Stores "cudaMemcpyAsync" for CUPTI's "cudaMemcpyAsync_v3020": the version suffix is CUPTI's. */
-void wl_cupti_write_api_names(void)
-{
-    for (unsigned i = 0; i < g_api_count; i++) {
-        const char *name = NULL;
-        CUpti_CallbackDomain d =
-            g_api_ids[i].domain == WLCAP_API_RUNTIME ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API;
-        if (cuptiGetCallbackName(d, g_api_ids[i].cbid, &name) != CUPTI_SUCCESS || !name)
-            continue;
-        size_t n = strlen(name);
-        const char *v = strstr(name, "_v");
-        if (v && v > name && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
-            n = (size_t)(v - name);
-        wlcap_api_name r = {g_api_ids[i].domain, g_api_ids[i].cbid, wl_capw_string_n(name, n), 0};
-        wl_capw_record(WLCAP_API_NAME, &r, sizeof r);
-    }
-}
+void wl_cupti_write_api_names(void) { wl_api_write_names(); }
 
 int wl_cupti_start(const wl_config *cfg)
 {
@@ -173,7 +118,8 @@ int wl_cupti_start(const wl_config *cfg)
     if (cfg->record_mask & WL_RECORD_KERNELS) {
         check(cuptiActivityEnableLatencyTimestamps(1), "enabling queued/submitted timestamps");
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "recording kernels");
-        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "recording scope correlation");
+        if (wl_scopes_used())
+            wl_cupti_enable_extcorr();
     }
     if (cfg->record_mask & WL_RECORD_MEMCPY) {
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "recording memcpy");
@@ -185,7 +131,7 @@ int wl_cupti_start(const wl_config *cfg)
     if (cfg->record_mask & WL_RECORD_NVTX)
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "recording NVTX markers");
     if (cfg->record_mask & WL_RECORD_API)
-        enable_api_records();
+        wl_api_callbacks_enable(g_subscriber);
     return 0;
 }
 
@@ -202,22 +148,17 @@ void wl_cupti_flush(int forced)
 
 void wl_cupti_stop_api(void)
 {
-    for (unsigned i = 0; i < g_api_count; i++) {
-        if (g_api_ids[i].domain == WLCAP_API_RUNTIME)
-            cuptiActivityEnableRuntimeApi(g_api_ids[i].cbid, 0);
-        else
-            cuptiActivityEnableDriverApi(g_api_ids[i].cbid, 0);
-    }
+    wl_api_callbacks_disable(g_subscriber);
     if (g_mask & WL_RECORD_SYNC)
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
 }
 
 void wl_cupti_stop(void)
 {
-    if (g_mask & WL_RECORD_KERNELS) {
+    if (g_mask & WL_RECORD_KERNELS)
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (atomic_load(&g_extcorr_on))
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    }
     if (g_mask & WL_RECORD_MEMCPY) {
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY);
         cuptiActivityDisable(CUPTI_ACTIVITY_KIND_MEMCPY2);

@@ -68,6 +68,8 @@ static void start_recorder(void)
         return;
     }
     atomic_store(&wl_state, WL_STATE_RUNNING);
+    if (wl_scopes_used()) /* a scope opened while the recorder was starting */
+        wl_cupti_enable_extcorr();
     pthread_atfork(NULL, NULL, on_fork_child);
     atexit(at_exit);
 }

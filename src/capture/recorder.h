@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "capfile/capfile.h"
+#include "capture/mpsc_ring.h"
 
 typedef struct wl_config {
     uint32_t record_mask;     /* WL_RECORD_* */
@@ -46,10 +47,20 @@ typedef struct wl_event {
     uint32_t truncated, name_len;
     char name[WL_EVENT_NAME_MAX];
 } wl_event;
-int wl_ring_init(unsigned capacity_pow2);
-int wl_ring_push(const wl_event *ev);             /* lock-free; -1 when full (counted) */
-int wl_ring_pop(wl_event *ev);                    /* writer only */
-uint64_t wl_ring_take_dropped(void);
+extern wl_mpsc wl_event_ring;                     /* wl_event, from the public API */
+
+/* api_callbacks.c: CUDA API calls at the CPU-GPU boundary, recorded from CUPTI callbacks into
+ * wl_api_ring (see the file for why callbacks rather than API activity records). */
+typedef struct wl_api_event {
+    uint64_t start, end;
+    uint32_t cbid, tid, correlation_id, return_value;
+    uint32_t domain, pad;
+} wl_api_event;
+extern wl_mpsc wl_api_ring;
+int wl_api_callbacks_enable(void *subscriber);    /* returns the number of API ids hooked */
+void wl_api_callbacks_disable(void *subscriber);
+void wl_api_callback(uint32_t domain, uint32_t cbid, const void *cbdata);
+void wl_api_write_names(void);
 
 /* capture_writer.c: the capture file, written by the writer thread only. */
 int wl_capw_open(const char *path, uint64_t pid, uint64_t start_ns);
@@ -88,6 +99,8 @@ void wl_cupti_flush(int forced);
 void wl_cupti_stop_api(void);                     /* before the recorder's own sync at exit */
 void wl_cupti_stop(void);
 void wl_cupti_write_api_names(void);              /* writer thread: cbid -> name table */
+void wl_cupti_enable_extcorr(void);               /* idempotent; at the first scope */
+int wl_scopes_used(void);                         /* api_bridge.c: a scope was opened already */
 
 /* recorder state */
 enum wl_state { WL_STATE_OFF = 0, WL_STATE_RUNNING, WL_STATE_STOPPED, WL_STATE_FORKED_CHILD };

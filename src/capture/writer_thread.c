@@ -42,6 +42,22 @@ static void write_event(const wl_event *ev)
     wl_capw_record(WLCAP_SCOPE, &r, sizeof r);
 }
 
+static void write_api(const wl_api_event *e)
+{
+    wlcap_api r;
+    memset(&r, 0, sizeof r);
+    r.end = e->end;
+    /* a call already under way when recording started has no entry time */
+    r.start = (e->start && e->start <= e->end) ? e->start : e->end;
+    r.cbid = e->cbid;
+    r.tid = e->tid;
+    r.correlation_id = e->correlation_id;
+    r.return_value = e->return_value;
+    r.domain = (uint8_t)e->domain;
+    wl_threads_seen(e->tid);
+    wl_capw_record(WLCAP_API, &r, sizeof r);
+}
+
 static void drain(void)
 {
     wl_devices_write_pending();
@@ -53,11 +69,19 @@ static void drain(void)
     }
     wl_pool_refill();
     wl_event ev;
-    while (wl_ring_pop(&ev))
+    while (wl_mpsc_pop(&wl_event_ring, &ev))
         write_event(&ev);
-    uint64_t lost = wl_ring_take_dropped();
+    wl_api_event api;
+    while (wl_mpsc_pop(&wl_api_ring, &api))
+        write_api(&api);
+    uint64_t lost = wl_mpsc_take_dropped(&wl_event_ring);
     if (lost) {
         wlcap_dropped r = {lost, WLCAP_DROP_EVENTS, 0, 0, 0};
+        wl_capw_record(WLCAP_DROPPED, &r, sizeof r);
+    }
+    lost = wl_mpsc_take_dropped(&wl_api_ring);
+    if (lost) {
+        wlcap_dropped r = {lost, WLCAP_DROP_API, 0, 0, 0};
         wl_capw_record(WLCAP_DROPPED, &r, sizeof r);
     }
 }

@@ -1,0 +1,102 @@
+/* CUDA API calls at the CPU-GPU boundary (launches, graph launches, copies, sets, synchronisation,
+ * allocation), recorded from CUPTI driver-API callbacks: the entry timestamp rides in CUPTI's
+ * per-call correlationData, and on exit one fixed-size event goes to a lock-free ring that the
+ * writer thread drains. Driver callbacks fire for calls the runtime makes on the program's behalf
+ * as well as for direct driver calls (Triton, cuBLAS's cuLaunchKernelEx), and only for the ids
+ * enabled here; CUPTI's API *activity* records, by contrast, skip runtime-originated driver calls
+ * and cost far more per call when the runtime domain is traced (bench/results/). */
+#include "capture/recorder.h"
+
+#include <cupti.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/log.h"
+
+wl_mpsc wl_api_ring;
+
+static const char *const DRIVER_API[] = {
+    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize", "cuStreamSynchronize",
+    "cuEventSynchronize", "cuStreamWaitEvent", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister",
+    "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", NULL};
+
+#define MAX_API_IDS 256
+static uint16_t g_ids[MAX_API_IDS];
+static unsigned g_count;
+
+static int has_prefix(const char *name, const char *const *list)
+{
+    for (; *list; list++)
+        if (strncmp(name, *list, strlen(*list)) == 0)
+            return 1;
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts); /* CUPTI's activity clock on Linux */
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int wl_api_callbacks_enable(void *subscriber)
+{
+    if (wl_mpsc_init(&wl_api_ring, 1u << 16, sizeof(wl_api_event)) != 0) {
+        wl_log("out of memory for the API call ring; API calls are not recorded");
+        return 0;
+    }
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_count < MAX_API_IDS; cbid++) {
+        const char *name = NULL;
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name ||
+            !has_prefix(name, DRIVER_API))
+            continue;
+        if (cuptiEnableCallback(1, (CUpti_SubscriberHandle)subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) ==
+            CUPTI_SUCCESS)
+            g_ids[g_count++] = (uint16_t)cbid;
+    }
+    if (!g_count)
+        wl_log("no CUDA API callback could be enabled; launch costs are not recorded");
+    return (int)g_count;
+}
+
+void wl_api_callbacks_disable(void *subscriber)
+{
+    for (unsigned i = 0; i < g_count; i++)
+        cuptiEnableCallback(0, (CUpti_SubscriberHandle)subscriber, CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i]);
+}
+
+/* On the application's thread: two clock reads and one ring push, nothing else. */
+void wl_api_callback(uint32_t domain, uint32_t cbid, const void *data)
+{
+    const CUpti_CallbackData *cd = data;
+    if (cd->callbackSite == CUPTI_API_ENTER) {
+        *cd->correlationData = now_ns();
+        return;
+    }
+    wl_api_event e;
+    e.start = *cd->correlationData;
+    e.end = now_ns();
+    e.cbid = cbid;
+    e.tid = wl_current_tid();
+    e.correlation_id = cd->correlationId;
+    e.return_value = cd->functionReturnValue ? (uint32_t) * (const CUresult *)cd->functionReturnValue : 0;
+    e.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? WLCAP_API_RUNTIME : WLCAP_API_DRIVER;
+    e.pad = 0;
+    wl_mpsc_push(&wl_api_ring, &e);
+}
+
+/* Stores "cuMemcpyHtoD" for CUPTI's "cuMemcpyHtoD_v2": the version suffix is CUPTI's. */
+void wl_api_write_names(void)
+{
+    for (unsigned i = 0; i < g_count; i++) {
+        const char *name = NULL;
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i], &name) != CUPTI_SUCCESS || !name)
+            continue;
+        size_t n = strlen(name);
+        const char *v = strstr(name, "_v");
+        if (v && v > name && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
+            n = (size_t)(v - name);
+        wlcap_api_name r = {WLCAP_API_DRIVER, g_ids[i], wl_capw_string_n(name, n), 0};
+        wl_capw_record(WLCAP_API_NAME, &r, sizeof r);
+    }
+}
