@@ -4,7 +4,7 @@
  * RSS and the Perfetto/JSON size ratio; --append FILE adds the block, dated, with the machine.
  *
  *   bench_export [--kernels N] [--dir DIR] [--keep] [--append FILE]
- *   bench_export --make-session FILE [--kernels N]   (used by the CLI tests)
+ *   bench_export --make-session FILE [--kernels N]   (only writes the session)
  */
 #include <stdio.h>
 #include <stdlib.h>

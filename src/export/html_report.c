@@ -357,8 +357,10 @@ static void write_model(rp *r, const wl_report_stats *st)
     }
     wl_json_lit(j, "],\"flows\":[");
     /* pair flow starts and ends by id; an end whose start fell outside the window is left out */
-    qsort(r->fsrc, r->n_fsrc, sizeof *r->fsrc, by_flow);
-    qsort(r->fdst, r->n_fdst, sizeof *r->fdst, by_flow);
+    if (r->n_fsrc)
+        qsort(r->fsrc, r->n_fsrc, sizeof *r->fsrc, by_flow);
+    if (r->n_fdst)
+        qsort(r->fdst, r->n_fdst, sizeof *r->fdst, by_flow);
     for (size_t i = 0, k = 0; i < r->n_fdst && k < r->n_fsrc;) {
         if (r->fsrc[k].b < r->fdst[i].b) {
             k++;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI test of `warplens export`: a synthetic session with API calls, flows and awkward overlaps
-# (made by bench_export --make-session) and the recorded sessions in tests/data, exported as
+# (made by test_synth_session --make-session) and the recorded sessions in tests/data, exported as
 # Perfetto and Chrome JSON.
 #  - Perfetto: `protoc --decode` with tests/proto/warplens_trace.proto shows no unknown fields;
 #  - JSON (jq): parses, every event has ph / numeric ts / dur >= 0, slices nest per pid+tid, each
@@ -107,7 +107,7 @@ check_pair() { # NAME SESSION
 }
 
 # --- synthetic session with API calls and flows ----------------------------------------------
-MAKE=$BUILD/bin/bench_export
+MAKE=$BUILD/bin/test_synth_session
 if [ -x "$MAKE" ]; then
     "$MAKE" --make-session "$TMP/syn.wlsession" --kernels 400 >"$TMP/syn.counts"
     check '[ $? -eq 0 ]' "synthetic session"
@@ -133,7 +133,7 @@ if [ -x "$MAKE" ]; then
     check 'grep -q "clock_id: 64" "$TMP/syn.txt" && grep -q "primary_trace_clock: 1" "$TMP/syn.txt" && grep -q "timestamp_clock_id: 64" "$TMP/syn.txt"' \
         "clock domain declared"
 else
-    bad "bench_export not built ($MAKE): cannot make the synthetic session"
+    bad "test_synth_session not built ($MAKE): cannot make the synthetic session"
 fi
 
 # --- recorded sessions, with golden summaries ---------------------------------------------------

@@ -24,8 +24,8 @@ for s in "$DATA"/*.wlsession; do
     check '[ $? -eq 0 ] && [ -s "$TMP/$n.html" ]' "$n: report: $out"
     pages+=("$TMP/$n.html")
 done
-if [ -x "$BUILD/bin/bench_export" ]; then
-    "$BUILD/bin/bench_export" --make-session "$TMP/syn.wlsession" --kernels 3000 >/dev/null
+if [ -x "$BUILD/bin/test_synth_session" ]; then
+    "$BUILD/bin/test_synth_session" --make-session "$TMP/syn.wlsession" --kernels 3000 >/dev/null
     out=$("$BIN" report "$TMP/syn.wlsession" -o "$TMP/syn.html" 2>&1)
     check '[ $? -eq 0 ]' "synthetic report: $out"
     pages+=("$TMP/syn.html")

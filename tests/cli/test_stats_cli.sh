@@ -17,8 +17,8 @@ bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
 check() { if eval "$1"; then ok; else bad "$2"; fi; }
 
 sessions=("$DATA"/*.wlsession)
-if [ -x "$BUILD/bin/bench_export" ]; then
-    "$BUILD/bin/bench_export" --make-session "$TMP/syn.wlsession" --kernels 300 >/dev/null
+if [ -x "$BUILD/bin/test_synth_session" ]; then
+    "$BUILD/bin/test_synth_session" --make-session "$TMP/syn.wlsession" --kernels 300 >/dev/null
     check '[ $? -eq 0 ]' "synthetic session"
     sessions+=("$TMP/syn.wlsession")
 fi
