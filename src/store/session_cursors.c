@@ -265,8 +265,16 @@ void wl_host_cursor_close(wl_host_cursor *c)
     free(c);
 }
 
+/* Rows come in index order, so table pages are visited out of order: a page cache larger than
+ * SQLite's 2 MiB default keeps them from being read again (bounded, whatever the session size). */
+static void larger_cache(wl_session *s)
+{
+    sqlite3_exec(s->db, "PRAGMA cache_size = -32768", NULL, NULL, NULL);
+}
+
 wl_host_cursor *wl_host_cursor_open(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size)
 {
+    larger_cache(s);
     wl_host_cursor *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
@@ -427,6 +435,7 @@ void wl_gpu_cursor_close(wl_gpu_cursor *c)
 
 wl_gpu_cursor *wl_gpu_cursor_open(wl_session *s, char *err, size_t err_size)
 {
+    larger_cache(s);
     wl_gpu_cursor *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
