@@ -26,11 +26,16 @@ python3 -c "import torch; print('torch', torch.__version__)" 2>&1
 
 run_step capture "$B/bin/gpu_test_capture"
 cp /tmp/wl_gpu_capture.wlsession /tmp/wl_gpu_killed.wlsession "$OUT/" 2>/dev/null
-run_step demo warplens run -o "$OUT/demo.wlsession" -- "$B/bin/warplens_demo"
+run_step demo warplens run --keep-capture -o "$OUT/demo.wlsession" -- "$B/bin/warplens_demo"
+cp "$OUT"/demo.wlsession.capture.*/*.wlcap "$OUT/demo.wlcap" 2>/dev/null && rm -rf "$OUT"/demo.wlsession.capture.*
 run_step torch warplens run -o "$OUT/torch.wlsession" -- python3 tests/gpu/torch_workload.py 20
 if [ -f tests/gpu/check_torch_session.py ]; then
     run_step torch-check python3 tests/gpu/check_torch_session.py "$OUT/torch.wlsession"
 fi
+# every distinct launch of a PyTorch run: warplens' occupancy vs the driver's
+run_step torch-occupancy warplens run -q --check-occupancy -o "$OUT/torch-occ.wlsession" -- \
+    python3 tests/gpu/torch_workload.py 5
+run_step occupancy-check warplens occupancy-check --all "$OUT/torch-occ.wlsession"
 for t in "$B"/bin/gpu_test_*; do
     case "$t" in *gpu_test_capture) continue ;; esac
     run_step "$(basename "$t")" "$t"

@@ -5,6 +5,7 @@
  * CLI's `import`, `stats` and `info` on the result. */
 #include <sqlite3.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "capture_builder.h"
@@ -164,6 +165,12 @@ static void build_capture(capbuf *b, int with_end)
     cb_record(b, WLCAP_THREAD, &t1, sizeof t1);
     cb_record(b, WLCAP_THREAD, &t2, sizeof t2);
     cb_record(b, WLCAP_THREAD, &t3, sizeof t3);
+    /* `--check-occupancy`: the driver's answers for two launches (96 threads, 32 registers, 4 KiB +
+     * 1 KiB shared memory on an H100: 21 blocks per SM, limited by registers and warps) */
+    wlcap_occ_check oc1 = {10, 96, 1024, 21, 32, 0, {0, 0}};
+    wlcap_occ_check oc2 = {20, 96, 1024, 20, 32, 0, {0, 0}}; /* a wrong answer, to see it flagged */
+    cb_record(b, WLCAP_OCC_CHECK, &oc1, sizeof oc1);
+    cb_record(b, WLCAP_OCC_CHECK, &oc2, sizeof oc2);
     wlcap_dropped dr = {5, WLCAP_DROP_CUPTI, 0, 0, 0};
     cb_record(b, WLCAP_DROPPED, &dr, sizeof dr);
     if (with_end) {
@@ -244,6 +251,7 @@ static void test_full_roundtrip(void)
     CHECK_EQ_INT(q(db, "SELECT sum(count) FROM lost WHERE source = 'kernel_no_timestamp'"), 1);
     CHECK_EQ_INT(q(db, "SELECT rank * 100 + local_rank * 10 + (ompi_rank IS NULL) FROM process"), 311);
     CHECK_EQ_INT(q(db, "SELECT value = '1' FROM meta WHERE key = 'complete'"), 1);
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM occupancy_check o JOIN kernel k ON k.id = o.kernel_id"), 2);
     sqlite3_close(db);
 
     wl_session *s = wl_session_open(out, err, sizeof err);
@@ -282,6 +290,13 @@ static void test_full_roundtrip(void)
         CHECK_EQ_INT(system(cmd), 0);
         snprintf(cmd, sizeof cmd, "'%s' import -o '%s/cli.wlsession' '%s' && '%s' info '%s/cli.wlsession' | grep -q 'rank 3'",
                  bin, g_dir, cap, bin, g_dir);
+        CHECK_EQ_INT(system(cmd), 0);
+        /* one check agrees, the planted wrong one is flagged and makes the exit status 1 */
+        snprintf(cmd, sizeof cmd, "'%s' occupancy-check '%s' > '%s/occ.txt'", bin, out, g_dir);
+        int rc = system(cmd);
+        CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 1);
+        snprintf(cmd, sizeof cmd, "grep -q '2 distinct launch configurations: 1 agree with the driver, 1 differ' '%s/occ.txt'"
+                 " && grep -q '^DIFFER' '%s/occ.txt'", g_dir, g_dir);
         CHECK_EQ_INT(system(cmd), 0);
     }
 }

@@ -53,6 +53,7 @@ enum wlcap_type {
     WLCAP_DROPPED = 13,
     WLCAP_END = 14,
     WLCAP_API_NAME = 15,
+    WLCAP_OCC_CHECK = 16,
     WLCAP_TYPE_COUNT
 };
 
@@ -200,6 +201,18 @@ typedef struct wlcap_api_name {
     uint32_t domain, cbid, name_str, pad;
 } wlcap_api_name;
 static_assert(sizeof(wlcap_api_name) == 16, "wlcap_api_name layout");
+
+/* OCC_CHECK (`warplens run --check-occupancy`): the driver's own occupancy answer for the first
+ * launch of each distinct (function, block size, dynamic shared memory), to validate warplens'
+ * calculator against NVIDIA's on real kernels. */
+typedef struct wlcap_occ_check {
+    uint32_t correlation_id, block_size, dynamic_smem;
+    int32_t driver_active_blocks; /* cuOccupancyMaxActiveBlocksPerMultiprocessor */
+    int32_t function_registers;   /* the function's compiled count; -1 when not readable */
+    uint32_t status;              /* CUresult of the occupancy query */
+    uint32_t pad[2];
+} wlcap_occ_check;
+static_assert(sizeof(wlcap_occ_check) == 32, "wlcap_occ_check layout");
 
 enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
 

@@ -41,6 +41,7 @@ static uint64_t now_ns(void)
 
 int wl_api_callbacks_enable(void *subscriber)
 {
+    wl_occ_check_init();
     if (wl_mpsc_init(&wl_api_ring, 1u << 16, sizeof(wl_api_event)) != 0) {
         wl_log("out of memory for the API call ring; API calls are not recorded");
         return 0;
@@ -81,8 +82,9 @@ void wl_api_callback(uint32_t domain, uint32_t cbid, const void *data)
     e.correlation_id = cd->correlationId;
     e.return_value = cd->functionReturnValue ? (uint32_t) * (const CUresult *)cd->functionReturnValue : 0;
     e.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? WLCAP_API_RUNTIME : WLCAP_API_DRIVER;
-    e.pad = 0;
+    e.kind = WL_API_EVENT_CALL;
     wl_mpsc_push(&wl_api_ring, &e);
+    wl_occ_check_launch(cbid, data);
 }
 
 /* Stores "cuMemcpyHtoD" for CUPTI's "cuMemcpyHtoD_v2": the version suffix is CUPTI's. */

@@ -51,16 +51,21 @@ extern wl_mpsc wl_event_ring;                     /* wl_event, from the public A
 
 /* api_callbacks.c: CUDA API calls at the CPU-GPU boundary, recorded from CUPTI callbacks into
  * wl_api_ring (see the file for why callbacks rather than API activity records). */
+/* kind API: one call. kind OCC_CHECK (occupancy_check.c): start = driver's active blocks,
+ * end = function registers, cbid = block size, tid = dynamic shared memory, return = CUresult. */
+enum wl_api_event_kind { WL_API_EVENT_CALL = 0, WL_API_EVENT_OCC_CHECK = 1 };
 typedef struct wl_api_event {
     uint64_t start, end;
     uint32_t cbid, tid, correlation_id, return_value;
-    uint32_t domain, pad;
+    uint32_t domain, kind;
 } wl_api_event;
 extern wl_mpsc wl_api_ring;
 int wl_api_callbacks_enable(void *subscriber);    /* returns the number of API ids hooked */
 void wl_api_callbacks_disable(void *subscriber);
 void wl_api_callback(uint32_t domain, uint32_t cbid, const void *cbdata);
 void wl_api_write_names(void);
+void wl_occ_check_init(void);                     /* reads WARPLENS_CHECK_OCCUPANCY */
+void wl_occ_check_launch(uint32_t cbid, const void *cbdata); /* launch callback, at exit */
 
 /* capture_writer.c: the capture file, written by the writer thread only. */
 int wl_capw_open(const char *path, uint64_t pid, uint64_t start_ns);

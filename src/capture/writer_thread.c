@@ -42,8 +42,25 @@ static void write_event(const wl_event *ev)
     wl_capw_record(WLCAP_SCOPE, &r, sizeof r);
 }
 
+static void write_occ_check(const wl_api_event *e)
+{
+    wlcap_occ_check r;
+    memset(&r, 0, sizeof r);
+    r.correlation_id = e->correlation_id;
+    r.block_size = e->cbid;
+    r.dynamic_smem = e->tid;
+    r.driver_active_blocks = (int32_t)(int64_t)e->start;
+    r.function_registers = (int32_t)(int64_t)e->end;
+    r.status = e->return_value;
+    wl_capw_record(WLCAP_OCC_CHECK, &r, sizeof r);
+}
+
 static void write_api(const wl_api_event *e)
 {
+    if (e->kind == WL_API_EVENT_OCC_CHECK) {
+        write_occ_check(e);
+        return;
+    }
     wlcap_api r;
     memset(&r, 0, sizeof r);
     r.end = e->end;

@@ -93,4 +93,16 @@ typedef struct wl_lost_row {
 } wl_lost_row;
 int wl_session_lost(wl_session *s, wl_lost_row **out);
 
+/* `warplens run --check-occupancy`: the driver's occupancy answer for the first launch of each
+ * distinct (function, block size, dynamic shared memory), with the kernel it belongs to. */
+typedef struct wl_occ_check_row {
+    int64_t kernel_id;                /* -1 when the kernel record is missing */
+    uint32_t pid, correlation_id, block_size, dynamic_smem;
+    int driver_active_blocks, function_registers; /* registers -1 when unknown */
+    uint32_t status;                  /* CUresult of the driver query (0 = success) */
+} wl_occ_check_row;
+/* Returns the number of rows, or -1 with err set (e.g. recorded without --check-occupancy). */
+int wl_session_each_occ_check(wl_session *s, void (*fn)(const wl_occ_check_row *, void *), void *arg, char *err,
+                              size_t err_size);
+
 #endif

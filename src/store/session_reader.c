@@ -262,3 +262,35 @@ int wl_session_each_device(wl_session *s, void (*fn)(const wl_device_row *, void
     sqlite3_finalize(st);
     return n;
 }
+
+int wl_session_each_occ_check(wl_session *s, void (*fn)(const wl_occ_check_row *, void *), void *arg, char *err,
+                              size_t err_size)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT coalesce(kernel_id, -1), pid, correlation_id, block_size, dynamic_smem,"
+                           " driver_active_blocks, coalesce(function_registers, -1), status FROM occupancy_check"
+                           " ORDER BY kernel_id",
+                           -1, &st, NULL) != SQLITE_OK) {
+        set_err(err, err_size, "this session has no occupancy checks (it predates them)");
+        return -1;
+    }
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        wl_occ_check_row r;
+        r.kernel_id = sqlite3_column_int64(st, 0);
+        r.pid = (uint32_t)sqlite3_column_int64(st, 1);
+        r.correlation_id = (uint32_t)sqlite3_column_int64(st, 2);
+        r.block_size = (uint32_t)sqlite3_column_int64(st, 3);
+        r.dynamic_smem = (uint32_t)sqlite3_column_int64(st, 4);
+        r.driver_active_blocks = sqlite3_column_int(st, 5);
+        r.function_registers = sqlite3_column_int(st, 6);
+        r.status = (uint32_t)sqlite3_column_int64(st, 7);
+        fn(&r, arg);
+        n++;
+    }
+    sqlite3_finalize(st);
+    if (n == 0)
+        set_err(err, err_size, "no occupancy checks in this session (record with `warplens run --check-occupancy`)");
+    return n;
+}

@@ -22,7 +22,7 @@
 enum stmt_id {
     S_PROCESS, S_DEVICE, S_THREAD, S_KNAME_FIND, S_KNAME_ADD, S_API, S_KERNEL, S_MEMCPY, S_MEMSET,
     S_SYNC, S_NVTX_START, S_NVTX_END, S_NVTX_MARK, S_SCOPE_BEGIN, S_SCOPE_END, S_EXTCORR, S_LOST,
-    S_COUNT
+    S_OCC_CHECK, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -63,6 +63,8 @@ static const char *const STMT_SQL[S_COUNT] = {
     [S_SCOPE_END] = "UPDATE scope SET end_ns = ?1, duration_ns = ?1 - start_ns WHERE pid = ?2 AND scope_id = ?3",
     [S_EXTCORR] = "INSERT INTO temp.extcorr (pid, correlation_id, external_id, kind) VALUES (?,?,?,?)",
     [S_LOST] = "INSERT INTO lost (pid, source, count, detail) VALUES (?,?,?,?)",
+    [S_OCC_CHECK] = "INSERT INTO occupancy_check (pid, correlation_id, block_size, dynamic_smem,"
+                    " driver_active_blocks, function_registers, status) VALUES (?,?,?,?,?,?,?)",
 };
 
 struct wl_session_writer {
@@ -701,6 +703,20 @@ static int on_dropped(import_ctx *c, const wlcap_dropped *d)
     }
 }
 
+static int on_occ_check(import_ctx *c, const wlcap_occ_check *o)
+{
+    sqlite3_stmt *s = begin(c, S_OCC_CHECK);
+    bind_u64(s, 1, c->pid);
+    bind_u64(s, 2, o->correlation_id);
+    bind_u64(s, 3, o->block_size);
+    bind_u64(s, 4, o->dynamic_smem);
+    sqlite3_bind_int(s, 5, o->driver_active_blocks);
+    if (o->function_registers >= 0)
+        sqlite3_bind_int(s, 6, o->function_registers);
+    bind_u64(s, 7, o->status);
+    return step(c, s);
+}
+
 static int on_end(import_ctx *c, const wlcap_end *e, const char *path)
 {
     sqlite3_stmt *s;
@@ -739,6 +755,7 @@ static int dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_dropped dropped;
         wlcap_end end;
         wlcap_api_name api_name;
+        wlcap_occ_check occ_check;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -769,6 +786,7 @@ static int dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_THREAD: return check_string_ref(c, u.thread.name_str, offset) ? -1 : on_thread(c, &u.thread);
     case WLCAP_DROPPED: return on_dropped(c, &u.dropped);
     case WLCAP_END: return on_end(c, &u.end, path);
+    case WLCAP_OCC_CHECK: return on_occ_check(c, &u.occ_check);
     default: return 0;
     }
 }
@@ -877,6 +895,8 @@ static const char *const LINK_SQL =
     "  WHERE a.pid = memcpy.pid AND a.correlation_id = memcpy.correlation_id;\n"
     "UPDATE memset SET api_id = a.id, tid = a.tid, scope_id = a.scope_id FROM api_call a\n"
     "  WHERE a.pid = memset.pid AND a.correlation_id = memset.correlation_id;\n"
+    "UPDATE occupancy_check SET kernel_id = k.id FROM kernel k\n"
+    "  WHERE k.pid = occupancy_check.pid AND k.correlation_id = occupancy_check.correlation_id;\n"
     "UPDATE sync SET api_id = a.id, tid = a.tid FROM api_call a\n"
     "  WHERE a.pid = sync.pid AND a.correlation_id = sync.correlation_id;\n"
     "INSERT INTO lost (pid, source, count, detail) SELECT pid, 'kernel_no_timestamp', count(*),\n"

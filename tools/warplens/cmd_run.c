@@ -26,7 +26,7 @@ typedef struct run_options {
     const char *record;
     const char *buffer_size;
     const char *max_buffers;
-    int quiet, keep_capture;
+    int quiet, keep_capture, check_occupancy;
     char **argv; /* the program and its arguments */
 } run_options;
 
@@ -39,6 +39,8 @@ static void usage(FILE *out)
             "  --buffer-size SIZE     CUPTI activity buffer size, e.g. 8M (default 8M; 64K..256M)\n"
             "  --max-buffers N        buffers the recorder may hold at once (default 64)\n"
             "  --keep-capture         keep the raw capture files (<output>.capture/)\n"
+            "  --check-occupancy      ask the driver for each distinct launch's occupancy, to compare\n"
+            "                         with warplens' calculator (`warplens occupancy-check`)\n"
             "  -q, --quiet            print nothing but errors; the program's output is untouched\n"
             "The exit status is the program's (128+N if it was killed by signal N).\n");
 }
@@ -67,6 +69,8 @@ static int parse(int argc, char **argv, run_options *o)
             o->max_buffers = argv[++i];
         } else if (!strcmp(a, "--keep-capture")) {
             o->keep_capture = 1;
+        } else if (!strcmp(a, "--check-occupancy")) {
+            o->check_occupancy = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (a[0] == '-') {
@@ -324,6 +328,8 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_MAX_BUFFERS", o.max_buffers, 1);
     if (o.quiet)
         setenv("WARPLENS_QUIET", "1", 1);
+    if (o.check_occupancy)
+        setenv("WARPLENS_CHECK_OCCUPANCY", "1", 1);
     uint32_t mask = 0;
     wl_record_mask_parse(o.record, &mask, NULL, 0);
     /* The recorder is also NVTX's injection library: it starts recording at the first NVTX call

@@ -16,6 +16,7 @@ static const verb VERBS[] = {
     {"info", cmd_info, "what a session holds: process, devices, record counts"},
     {"import", cmd_import, "turn capture files (.wlcap) into a session database"},
     {"occupancy", cmd_occupancy, "theoretical occupancy of a launch configuration"},
+    {"occupancy-check", cmd_occupancy_check, "compare warplens' occupancy with the driver's (run --check-occupancy)"},
     {"decode", cmd_decode, "decode an in-kernel timer buffer"},
     {"export", cmd_export, "timeline as a Perfetto trace or Chrome JSON (docs/formats.md)"},
     {"report", cmd_report, "self-contained HTML report: timeline, kernels, GPU fill, summaries"},
@@ -28,7 +29,7 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: warplens <command> [options]\n\ncommands:\n");
     for (size_t i = 0; i < sizeof VERBS / sizeof VERBS[0]; i++)
-        fprintf(out, "  %-10s %s\n", VERBS[i].name, VERBS[i].summary);
+        fprintf(out, "  %-16s %s\n", VERBS[i].name, VERBS[i].summary);
     fprintf(out, "\n`warplens <command> --help` describes a command.\n");
 }
 
