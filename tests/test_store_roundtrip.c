@@ -171,6 +171,13 @@ static void build_capture(capbuf *b, int with_end)
     wlcap_occ_check oc2 = {20, 96, 1024, 20, 32, 0, {0, 0}}; /* a wrong answer, to see it flagged */
     cb_record(b, WLCAP_OCC_CHECK, &oc1, sizeof oc1);
     cb_record(b, WLCAP_OCC_CHECK, &oc2, sizeof oc2);
+    /* throughput annotations: launch 10 did 2 GFLOP and 1 MB; scope 1 (3 kernels, 24 us) 6 GFLOP, 24 MB */
+    wlcap_annotation an_k = {2e9, 1e6, 0, WLCAP_ANNOTATE_KERNEL, 10, MAIN_TID, 0};
+    wlcap_annotation an_s1 = {4e9, 16e6, 1, WLCAP_ANNOTATE_SCOPE, 0, MAIN_TID, 0};
+    wlcap_annotation an_s2 = {2e9, 8e6, 1, WLCAP_ANNOTATE_SCOPE, 0, MAIN_TID, 0};
+    cb_record(b, WLCAP_ANNOTATION, &an_k, sizeof an_k);
+    cb_record(b, WLCAP_ANNOTATION, &an_s1, sizeof an_s1);
+    cb_record(b, WLCAP_ANNOTATION, &an_s2, sizeof an_s2);
     wlcap_dropped dr = {5, WLCAP_DROP_CUPTI, 0, 0, 0};
     cb_record(b, WLCAP_DROPPED, &dr, sizeof dr);
     if (with_end) {
@@ -298,6 +305,18 @@ static void test_full_roundtrip(void)
         snprintf(cmd, sizeof cmd, "grep -q '2 distinct launch configurations: 1 agree with the driver, 1 differ' '%s/occ.txt'"
                  " && grep -q '^DIFFER' '%s/occ.txt'", g_dir, g_dir);
         CHECK_EQ_INT(system(cmd), 0);
+        /* rates are summed counts over summed GPU time: 2e9 / 8 us and 6e9 / 24 us = 250 TFLOP/s */
+        snprintf(cmd, sizeof cmd, "'%s' throughput --csv '%s' > '%s/tp.txt'", bin, out, g_dir);
+        CHECK_EQ_INT(system(cmd), 0);
+        snprintf(cmd, sizeof cmd, "grep -q '^kernel,\"kernel\",fp32,1,2000000000,1000000,8000,250.0000,125.000,' '%s/tp.txt'"
+                 " && grep -q '^scope,\"batch-1\",fp32,1,6000000000,24000000,24000,250.0000,1000.000,' '%s/tp.txt'",
+                 g_dir, g_dir);
+        int tp = system(cmd);
+        if (tp != 0) {
+            snprintf(cmd, sizeof cmd, "cat '%s/tp.txt' >&2", g_dir);
+            (void)!system(cmd);
+        }
+        CHECK_EQ_INT(tp, 0);
     }
 }
 

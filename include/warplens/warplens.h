@@ -37,6 +37,16 @@ WARPLENS_API void warplens_thread_name(const char *name);
 /* 1 when the recorder is loaded and recording this process, else 0. */
 WARPLENS_API int warplens_is_recording(void);
 
+/* Work counts for throughput (TFLOP/s, GB/s, % of the device's peak, roofline), shown by
+ * `warplens throughput` and `warplens kernel`. `precision` picks the compute peak to compare with. */
+enum warplens_precision { WARPLENS_FP32 = 0, WARPLENS_FP64 = 1, WARPLENS_FP16_TENSOR = 2, WARPLENS_BF16_TENSOR = 3 };
+/* The next kernel this thread launches did `flops` floating-point operations and moved `bytes`
+ * bytes of device memory (0 = unknown). */
+WARPLENS_API void warplens_annotate_next_launch(double flops, double bytes, int precision);
+/* Adds to the innermost open scope of this thread (a scope may hold many kernels: its throughput
+ * is the summed counts over its kernels' summed GPU time). */
+WARPLENS_API void warplens_annotate_scope(double flops, double bytes, int precision);
+
 #ifdef __cplusplus
 }
 #endif

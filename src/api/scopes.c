@@ -1,4 +1,4 @@
-/* Public API: scopes and thread names (include/warplens/warplens.h). */
+/* Public API: scopes, thread names and work annotations (include/warplens/warplens.h). */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -41,4 +41,18 @@ int warplens_is_recording(void)
 {
     const wl_recorder_bridge *b = wl_bridge();
     return b ? b->is_recording() : 0;
+}
+
+void warplens_annotate_next_launch(double flops, double bytes, int precision)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    if (b)
+        b->annotate_next_launch(flops, bytes, precision);
+}
+
+void warplens_annotate_scope(double flops, double bytes, int precision)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    if (b)
+        b->annotate_scope(flops, bytes, precision);
 }

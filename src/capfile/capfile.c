@@ -22,6 +22,7 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_END: return sizeof(wlcap_end);
     case WLCAP_API_NAME: return sizeof(wlcap_api_name);
     case WLCAP_OCC_CHECK: return sizeof(wlcap_occ_check);
+    case WLCAP_ANNOTATION: return sizeof(wlcap_annotation);
     default: return 0;
     }
 }
@@ -34,7 +35,7 @@ const char *wlcap_type_name(uint16_t type)
         [WLCAP_API] = "api",       [WLCAP_SYNC] = "sync",       [WLCAP_MARKER] = "marker",
         [WLCAP_EXTCORR] = "extcorr", [WLCAP_SCOPE] = "scope",   [WLCAP_THREAD] = "thread",
         [WLCAP_DROPPED] = "dropped", [WLCAP_END] = "end",       [WLCAP_API_NAME] = "api_name",
-        [WLCAP_OCC_CHECK] = "occ_check",
+        [WLCAP_OCC_CHECK] = "occ_check",       [WLCAP_ANNOTATION] = "annotation",
     };
     return type < WLCAP_TYPE_COUNT && names[type] ? names[type] : "unknown";
 }

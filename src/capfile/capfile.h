@@ -54,6 +54,7 @@ enum wlcap_type {
     WLCAP_END = 14,
     WLCAP_API_NAME = 15,
     WLCAP_OCC_CHECK = 16,
+    WLCAP_ANNOTATION = 17,
     WLCAP_TYPE_COUNT
 };
 
@@ -213,6 +214,16 @@ typedef struct wlcap_occ_check {
     uint32_t pad[2];
 } wlcap_occ_check;
 static_assert(sizeof(wlcap_occ_check) == 32, "wlcap_occ_check layout");
+
+/* ANNOTATION: FLOPs and bytes the program declared for a launch (target KERNEL: by correlation
+ * id) or a scope (target SCOPE: by scope id); precision = enum warplens_precision. */
+enum wlcap_annotation_target { WLCAP_ANNOTATE_KERNEL = 1, WLCAP_ANNOTATE_SCOPE = 2 };
+typedef struct wlcap_annotation {
+    double flops, bytes;
+    uint64_t scope_id;
+    uint32_t target, correlation_id, tid, precision;
+} wlcap_annotation;
+static_assert(sizeof(wlcap_annotation) == 40, "wlcap_annotation layout");
 
 enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
 

@@ -118,6 +118,45 @@ static void thread_name(const char *name)
 
 static int is_recording(void) { return atomic_load(&wl_state) == WL_STATE_RUNNING; }
 
+static _Thread_local struct {
+    double flops, bytes;
+    uint32_t precision, set;
+} t_next;
+
+static void annotate_next_launch(double flops, double bytes, int precision)
+{
+    t_next.flops = flops > 0 ? flops : 0;
+    t_next.bytes = bytes > 0 ? bytes : 0;
+    t_next.precision = precision >= 0 && precision <= 3 ? (uint32_t)precision : 0;
+    t_next.set = 1;
+}
+
+int wl_take_launch_annotation(double *flops, double *bytes, uint32_t *precision)
+{
+    if (!t_next.set)
+        return 0;
+    t_next.set = 0;
+    *flops = t_next.flops;
+    *bytes = t_next.bytes;
+    *precision = t_next.precision;
+    return 1;
+}
+
+static void annotate_scope(double flops, double bytes, int precision)
+{
+    if (!recording() || !t_depth)
+        return;
+    wl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WL_EV_ANNOTATE_SCOPE;
+    ev.id = t_stack[t_depth - 1];
+    ev.tid = wl_current_tid();
+    ev.flops = flops > 0 ? flops : 0;
+    ev.bytes = bytes > 0 ? bytes : 0;
+    ev.precision = precision >= 0 && precision <= 3 ? (uint32_t)precision : 0;
+    wl_mpsc_push(&wl_event_ring, &ev);
+}
+
 static const wl_recorder_bridge g_bridge = {
     .abi = WL_BRIDGE_ABI,
     .size = sizeof(wl_recorder_bridge),
@@ -125,6 +164,8 @@ static const wl_recorder_bridge g_bridge = {
     .scope_end = scope_end,
     .thread_name = thread_name,
     .is_recording = is_recording,
+    .annotate_next_launch = annotate_next_launch,
+    .annotate_scope = annotate_scope,
 };
 
 __attribute__((visibility("default"))) const wl_recorder_bridge *warplens_recorder_bridge(void)

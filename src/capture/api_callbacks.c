@@ -23,6 +23,7 @@ static const char *const DRIVER_API[] = {
 #define MAX_API_IDS 256
 static uint16_t g_ids[MAX_API_IDS];
 static unsigned g_count;
+static uint8_t g_is_launch[CUPTI_DRIVER_TRACE_CBID_SIZE]; /* kernel launches take annotations */
 
 static int has_prefix(const char *name, const char *const *list)
 {
@@ -52,8 +53,10 @@ int wl_api_callbacks_enable(void *subscriber)
             !has_prefix(name, DRIVER_API))
             continue;
         if (cuptiEnableCallback(1, (CUpti_SubscriberHandle)subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) ==
-            CUPTI_SUCCESS)
+            CUPTI_SUCCESS) {
             g_ids[g_count++] = (uint16_t)cbid;
+            g_is_launch[cbid] = strncmp(name, "cuLaunch", 8) == 0 && strncmp(name, "cuLaunchHostFunc", 16) != 0;
+        }
     }
     if (!g_count)
         wl_log("no CUDA API callback could be enabled; launch costs are not recorded");
@@ -84,7 +87,19 @@ void wl_api_callback(uint32_t domain, uint32_t cbid, const void *data)
     e.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? WLCAP_API_RUNTIME : WLCAP_API_DRIVER;
     e.kind = WL_API_EVENT_CALL;
     wl_mpsc_push(&wl_api_ring, &e);
-    wl_occ_check_launch(cbid, data);
+    if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_is_launch[cbid]) {
+        double flops, bytes;
+        uint32_t precision;
+        if (wl_take_launch_annotation(&flops, &bytes, &precision)) {
+            /* the counts travel as the bits of two doubles in the start/end fields */
+            e.kind = WL_API_EVENT_ANNOTATION;
+            memcpy(&e.start, &flops, sizeof flops);
+            memcpy(&e.end, &bytes, sizeof bytes);
+            e.cbid = precision;
+            wl_mpsc_push(&wl_api_ring, &e);
+        }
+        wl_occ_check_launch(cbid, data);
+    }
 }
 
 /* Stores "cuMemcpyHtoD" for CUPTI's "cuMemcpyHtoD_v2": the version suffix is CUPTI's. */

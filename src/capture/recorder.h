@@ -39,12 +39,14 @@ typedef struct wl_pool_stats {
 wl_pool_stats wl_pool_get_stats(void);
 
 /* event_ring.c: fixed-size events from application threads (scopes, thread names). */
-enum wl_event_kind { WL_EV_SCOPE_BEGIN = 1, WL_EV_SCOPE_END, WL_EV_THREAD_NAME };
+enum wl_event_kind { WL_EV_SCOPE_BEGIN = 1, WL_EV_SCOPE_END, WL_EV_THREAD_NAME, WL_EV_ANNOTATE_SCOPE };
 #define WL_EVENT_NAME_MAX 96
 typedef struct wl_event {
     uint64_t timestamp, id, parent;
+    double flops, bytes;              /* WL_EV_ANNOTATE_SCOPE */
     uint32_t tid, kind;
     uint32_t truncated, name_len;
+    uint32_t precision, pad;
     char name[WL_EVENT_NAME_MAX];
 } wl_event;
 extern wl_mpsc wl_event_ring;                     /* wl_event, from the public API */
@@ -53,7 +55,7 @@ extern wl_mpsc wl_event_ring;                     /* wl_event, from the public A
  * wl_api_ring (see the file for why callbacks rather than API activity records). */
 /* kind API: one call. kind OCC_CHECK (occupancy_check.c): start = driver's active blocks,
  * end = function registers, cbid = block size, tid = dynamic shared memory, return = CUresult. */
-enum wl_api_event_kind { WL_API_EVENT_CALL = 0, WL_API_EVENT_OCC_CHECK = 1 };
+enum wl_api_event_kind { WL_API_EVENT_CALL = 0, WL_API_EVENT_OCC_CHECK = 1, WL_API_EVENT_ANNOTATION = 2 };
 typedef struct wl_api_event {
     uint64_t start, end;
     uint32_t cbid, tid, correlation_id, return_value;
@@ -64,6 +66,9 @@ int wl_api_callbacks_enable(void *subscriber);    /* returns the number of API i
 void wl_api_callbacks_disable(void *subscriber);
 void wl_api_callback(uint32_t domain, uint32_t cbid, const void *cbdata);
 void wl_api_write_names(void);
+/* api_bridge.c: the calling thread's pending warplens_annotate_next_launch, taken by the launch
+ * callback (1 when there was one). */
+int wl_take_launch_annotation(double *flops, double *bytes, uint32_t *precision);
 void wl_occ_check_init(void);                     /* reads WARPLENS_CHECK_OCCUPANCY */
 void wl_occ_check_launch(uint32_t cbid, const void *cbdata); /* launch callback, at exit */
 

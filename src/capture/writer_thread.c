@@ -23,6 +23,11 @@ static int g_started;
 
 static void write_event(const wl_event *ev)
 {
+    if (ev->kind == WL_EV_ANNOTATE_SCOPE) {
+        wlcap_annotation a = {ev->flops, ev->bytes, ev->id, WLCAP_ANNOTATE_SCOPE, 0, ev->tid, ev->precision};
+        wl_capw_record(WLCAP_ANNOTATION, &a, sizeof a);
+        return;
+    }
     if (ev->kind == WL_EV_THREAD_NAME) {
         wlcap_thread r = {ev->tid, wl_capw_string_n(ev->name, ev->name_len), WLCAP_THREAD_API, 0};
         wl_capw_record(WLCAP_THREAD, &r, sizeof r);
@@ -59,6 +64,18 @@ static void write_api(const wl_api_event *e)
 {
     if (e->kind == WL_API_EVENT_OCC_CHECK) {
         write_occ_check(e);
+        return;
+    }
+    if (e->kind == WL_API_EVENT_ANNOTATION) {
+        wlcap_annotation a;
+        memset(&a, 0, sizeof a);
+        memcpy(&a.flops, &e->start, sizeof a.flops);
+        memcpy(&a.bytes, &e->end, sizeof a.bytes);
+        a.target = WLCAP_ANNOTATE_KERNEL;
+        a.correlation_id = e->correlation_id;
+        a.tid = e->tid;
+        a.precision = e->cbid;
+        wl_capw_record(WLCAP_ANNOTATION, &a, sizeof a);
         return;
     }
     wlcap_api r;

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define WL_BRIDGE_ABI 1u
+#define WL_BRIDGE_ABI 2u
 #define WL_BRIDGE_SYMBOL "warplens_recorder_bridge"
 
 typedef struct wl_recorder_bridge {
@@ -19,6 +19,8 @@ typedef struct wl_recorder_bridge {
     uint64_t (*scope_end)(void);
     void (*thread_name)(const char *name);
     int (*is_recording)(void);
+    void (*annotate_next_launch)(double flops, double bytes, int precision);
+    void (*annotate_scope)(double flops, double bytes, int precision);
 } wl_recorder_bridge;
 
 typedef const wl_recorder_bridge *(*wl_recorder_bridge_fn)(void);

@@ -105,4 +105,21 @@ typedef struct wl_occ_check_row {
 int wl_session_each_occ_check(wl_session *s, void (*fn)(const wl_occ_check_row *, void *), void *arg, char *err,
                               size_t err_size);
 
+/* Throughput of annotated work (warplens_annotate_next_launch / _scope): one row per kernel name
+ * or scope name, with FLOPs, bytes and GPU time summed over its annotated instances, so rates are
+ * ratios of sums. A scope's GPU time is the summed duration of the kernels launched inside it. */
+typedef struct wl_annotated_work {
+    char kind[8];                     /* "kernel" or "scope" */
+    char name[256];                   /* short kernel name or scope name */
+    char precision[16];
+    uint32_t pid, device_id;          /* the device whose peaks apply (first kernel's) */
+    uint64_t instances;
+    double flops, bytes;
+    uint64_t gpu_ns;
+} wl_annotated_work;
+int wl_session_annotated_work(wl_session *s, wl_annotated_work **out);
+/* FLOPs, bytes and precision annotated for one kernel; 0 when found, -1 otherwise. */
+int wl_session_kernel_annotation(wl_session *s, int64_t kernel_id, double *flops, double *bytes, char *precision,
+                                 size_t precision_size);
+
 #endif

@@ -251,3 +251,64 @@ int wl_session_lost(wl_session *s, wl_lost_row **out)
     *out = rows;
     return n;
 }
+
+int wl_session_annotated_work(wl_session *s, wl_annotated_work **out)
+{
+    *out = NULL;
+    sqlite3_stmt *st;
+    const char *sql =
+        "SELECT 'kernel', n.short_name, a.precision, k.pid, min(k.device_id), count(*), sum(a.flops), sum(a.bytes),"
+        "  coalesce(sum(k.duration_ns), 0)"
+        " FROM annotation a JOIN kernel k ON k.id = a.kernel_id JOIN kernel_name n ON n.id = k.name_id"
+        " WHERE a.target = 'kernel' GROUP BY n.short_name, a.precision, k.pid"
+        " UNION ALL "
+        /* counts summed per scope first, so a scope's GPU time is counted once */
+        "SELECT 'scope', s.name, x.precision, s.pid,"
+        "  min((SELECT min(device_id) FROM kernel k WHERE k.pid = s.pid AND k.scope_id = s.scope_id)),"
+        "  count(*), sum(x.flops), sum(x.bytes),"
+        "  sum((SELECT coalesce(sum(duration_ns), 0) FROM kernel k WHERE k.pid = s.pid AND k.scope_id = s.scope_id))"
+        " FROM (SELECT pid, scope_id, precision, sum(flops) flops, sum(bytes) bytes FROM annotation"
+        "       WHERE target = 'scope' GROUP BY pid, scope_id, precision) x"
+        " JOIN scope s ON s.pid = x.pid AND s.scope_id = x.scope_id"
+        " GROUP BY s.name, x.precision, s.pid ORDER BY 1, 9 DESC";
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1; /* a session from before annotations */
+    wl_annotated_work *rows = NULL;
+    int n = 0, cap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        wl_annotated_work *r = grow((void **)&rows, &n, &cap, sizeof *r);
+        if (!r)
+            break;
+        text_col(st, 0, r->kind, sizeof r->kind);
+        text_col(st, 1, r->name, sizeof r->name);
+        text_col(st, 2, r->precision, sizeof r->precision);
+        r->pid = (uint32_t)sqlite3_column_int64(st, 3);
+        r->device_id = (uint32_t)sqlite3_column_int64(st, 4);
+        r->instances = (uint64_t)sqlite3_column_int64(st, 5);
+        r->flops = sqlite3_column_double(st, 6);
+        r->bytes = sqlite3_column_double(st, 7);
+        r->gpu_ns = (uint64_t)sqlite3_column_int64(st, 8);
+    }
+    sqlite3_finalize(st);
+    *out = rows;
+    return n;
+}
+
+int wl_session_kernel_annotation(wl_session *s, int64_t kernel_id, double *flops, double *bytes, char *precision,
+                                 size_t precision_size)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT flops, bytes, precision FROM annotation WHERE kernel_id = ? LIMIT 1", -1,
+                           &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, kernel_id);
+    int rc = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *flops = sqlite3_column_double(st, 0);
+        *bytes = sqlite3_column_double(st, 1);
+        text_col(st, 2, precision, precision_size);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}

@@ -22,7 +22,7 @@
 enum stmt_id {
     S_PROCESS, S_DEVICE, S_THREAD, S_KNAME_FIND, S_KNAME_ADD, S_API, S_KERNEL, S_MEMCPY, S_MEMSET,
     S_SYNC, S_NVTX_START, S_NVTX_END, S_NVTX_MARK, S_SCOPE_BEGIN, S_SCOPE_END, S_EXTCORR, S_LOST,
-    S_OCC_CHECK, S_COUNT
+    S_OCC_CHECK, S_ANNOTATION, S_COUNT
 };
 
 static const char *const STMT_SQL[S_COUNT] = {
@@ -63,6 +63,8 @@ static const char *const STMT_SQL[S_COUNT] = {
     [S_SCOPE_END] = "UPDATE scope SET end_ns = ?1, duration_ns = ?1 - start_ns WHERE pid = ?2 AND scope_id = ?3",
     [S_EXTCORR] = "INSERT INTO temp.extcorr (pid, correlation_id, external_id, kind) VALUES (?,?,?,?)",
     [S_LOST] = "INSERT INTO lost (pid, source, count, detail) VALUES (?,?,?,?)",
+    [S_ANNOTATION] = "INSERT INTO annotation (pid, tid, target, correlation_id, scope_id, flops, bytes, precision)"
+                     " VALUES (?,?,?,?,?,?,?,?)",
     [S_OCC_CHECK] = "INSERT INTO occupancy_check (pid, correlation_id, block_size, dynamic_smem,"
                     " driver_active_blocks, function_registers, status) VALUES (?,?,?,?,?,?,?)",
 };
@@ -717,6 +719,27 @@ static int on_occ_check(import_ctx *c, const wlcap_occ_check *o)
     return step(c, s);
 }
 
+static int on_annotation(import_ctx *c, const wlcap_annotation *a)
+{
+    static const char *const precision[] = {"fp32", "fp64", "fp16_tensor", "bf16_tensor"};
+    if (a->target != WLCAP_ANNOTATE_KERNEL && a->target != WLCAP_ANNOTATE_SCOPE)
+        return 0;
+    sqlite3_stmt *s = begin(c, S_ANNOTATION);
+    bind_u64(s, 1, c->pid);
+    bind_u64(s, 2, a->tid);
+    int kernel = a->target == WLCAP_ANNOTATE_KERNEL;
+    sqlite3_bind_text(s, 3, kernel ? "kernel" : "scope", -1, SQLITE_STATIC);
+    if (kernel)
+        bind_u64(s, 4, a->correlation_id);
+    else
+        bind_u64(s, 5, a->scope_id);
+    /* NaN or negative counts from a program are stored as unknown (0) */
+    sqlite3_bind_double(s, 6, a->flops > 0 ? a->flops : 0);
+    sqlite3_bind_double(s, 7, a->bytes > 0 ? a->bytes : 0);
+    sqlite3_bind_text(s, 8, precision[a->precision < 4 ? a->precision : 0], -1, SQLITE_STATIC);
+    return step(c, s);
+}
+
 static int on_end(import_ctx *c, const wlcap_end *e, const char *path)
 {
     sqlite3_stmt *s;
@@ -756,6 +779,7 @@ static int dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_end end;
         wlcap_api_name api_name;
         wlcap_occ_check occ_check;
+        wlcap_annotation annotation;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -787,6 +811,7 @@ static int dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_DROPPED: return on_dropped(c, &u.dropped);
     case WLCAP_END: return on_end(c, &u.end, path);
     case WLCAP_OCC_CHECK: return on_occ_check(c, &u.occ_check);
+    case WLCAP_ANNOTATION: return on_annotation(c, &u.annotation);
     default: return 0;
     }
 }
@@ -895,6 +920,8 @@ static const char *const LINK_SQL =
     "  WHERE a.pid = memcpy.pid AND a.correlation_id = memcpy.correlation_id;\n"
     "UPDATE memset SET api_id = a.id, tid = a.tid, scope_id = a.scope_id FROM api_call a\n"
     "  WHERE a.pid = memset.pid AND a.correlation_id = memset.correlation_id;\n"
+    "UPDATE annotation SET kernel_id = k.id FROM kernel k WHERE annotation.target = 'kernel'\n"
+    "  AND k.pid = annotation.pid AND k.correlation_id = annotation.correlation_id;\n"
     "UPDATE occupancy_check SET kernel_id = k.id FROM kernel k\n"
     "  WHERE k.pid = occupancy_check.pid AND k.correlation_id = occupancy_check.correlation_id;\n"
     "UPDATE sync SET api_id = a.id, tid = a.tid FROM api_call a\n"

@@ -69,8 +69,11 @@ static int workload(int killed)
     CK(cudaStreamCreateWithFlags(&sA, cudaStreamNonBlocking));
 
     warplens_scope_begin("scope-A");
-    for (int i = 0; i < (killed ? 20 : FILL_N); i++)
+    warplens_annotate_scope(1e6, 2e6, WARPLENS_FP32);
+    for (int i = 0; i < (killed ? 20 : FILL_N); i++) {
+        warplens_annotate_next_launch(64 * 2 * 128, 64 * 2 * 128 * 4.0, WARPLENS_FP32);
         wl_test_fill<<<dim3(64, 2), 128, 0, sA>>>(d_a, 1.0f);
+    }
     CK(cudaGetLastError());
     warplens_scope_end();
     if (killed) {
@@ -310,6 +313,12 @@ static int checker(const char *warplens, const char *self)
        "SELECT count(*) FROM kernels k JOIN scope s ON s.pid = k.pid AND s.scope_id = k.scope_id"
        " JOIN thread t ON t.pid = k.pid AND t.tid = k.tid WHERE k.short_name = 'wl_test_saxpy'"
        " AND s.name = t.name AND s.name LIKE 'worker-%'", WORKERS * SAXPY_PER_WORKER);
+    eq(db, "every annotated launch's counts attached to its kernel",
+       "SELECT count(*) FROM annotation a JOIN kernels k ON k.id = a.kernel_id WHERE k.short_name = 'wl_test_fill'"
+       " AND a.flops = 16384 AND a.bytes = 65536", FILL_N);
+    eq(db, "scope annotation recorded",
+       "SELECT count(*) FROM annotation a JOIN scope s ON s.pid = a.pid AND s.scope_id = a.scope_id"
+       " WHERE s.name = 'scope-A' AND a.flops = 1e6", 1);
     eq(db, "thread names from the API", "SELECT count(*) FROM thread WHERE name_source = 'api' AND"
        " (name = 'main-launcher' OR name LIKE 'worker-%')", 1 + WORKERS);
     eq(db, "saxpy launched from 4 threads on 4 streams",

@@ -12,6 +12,7 @@
 #include "format.h"
 #include "kernel_format.h"
 #include "store/session_kernels.h"
+#include "analysis/throughput.h"
 #include "verbs.h"
 
 #define BAR 30
@@ -243,7 +244,23 @@ static void print_panel(wl_session *s, const picked *p, const wl_kernel_summary 
                fmt_ns((double)sum->p99_ns, c, sizeof c), fmt_ns((double)sum->max_ns, d, sizeof d),
                fmt_ns(sum->mean_ns, g, sizeof g), sum->configs, sum->configs == 1 ? "" : "s");
     }
-    printf("\nthroughput  not known: the session has no FLOP/byte annotation for this kernel\n");
+    double flops = 0, bytes = 0;
+    char precision[16] = "fp32";
+    if (wl_session_kernel_annotation(s, k->id, &flops, &bytes, precision, sizeof precision) == 0 && known &&
+        k->has_timestamps) {
+        wl_tp_peaks peaks;
+        wl_throughput t;
+        wl_tp_device_peaks(&odev, !strcmp(precision, "fp64")          ? WL_TP_FP64
+                                  : !strcmp(precision, "fp16_tensor") ? WL_TP_FP16_TENSOR
+                                  : !strcmp(precision, "bf16_tensor") ? WL_TP_BF16_TENSOR
+                                                                      : WL_TP_FP32,
+                           &peaks);
+        wl_tp_compute(&peaks, flops, bytes, (uint64_t)k->duration_ns, &t);
+        printf("\nthroughput  %.3f TFLOP/s (%.1f%% of %s peak), %.1f GB/s (%.1f%% of DRAM peak), %s\n", t.tflops,
+               t.pct_peak_compute, precision, t.gbps, t.pct_peak_dram, wl_tp_bound_name(t.bound));
+    } else {
+        printf("\nthroughput  not known: the session has no FLOP/byte annotation for this kernel\n");
+    }
     if (known)
         printf("            device peaks: FP32 %.1f TFLOP/s, DRAM %.0f GB/s\n", wl_occ_peak_fp32_tflops(&odev),
                wl_occ_peak_dram_gbps(&odev));

@@ -16,6 +16,7 @@ static const verb VERBS[] = {
     {"info", cmd_info, "what a session holds: process, devices, record counts"},
     {"import", cmd_import, "turn capture files (.wlcap) into a session database"},
     {"occupancy", cmd_occupancy, "theoretical occupancy of a launch configuration"},
+    {"throughput", cmd_throughput, "TFLOP/s, GB/s, % of peak and roofline bound of annotated work"},
     {"occupancy-check", cmd_occupancy_check, "compare warplens' occupancy with the driver's (run --check-occupancy)"},
     {"decode", cmd_decode, "decode an in-kernel timer buffer"},
     {"export", cmd_export, "timeline as a Perfetto trace or Chrome JSON (docs/formats.md)"},

@@ -8,6 +8,7 @@ int cmd_stats(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_occupancy(int argc, char **argv);
 int cmd_occupancy_check(int argc, char **argv);
+int cmd_throughput(int argc, char **argv);
 int cmd_decode(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);

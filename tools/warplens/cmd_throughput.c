@@ -1,0 +1,90 @@
+/* `warplens throughput <session> [--csv]`: achieved TFLOP/s and GB/s of the work the program
+ * annotated (warplens_annotate_next_launch / warplens_annotate_scope), as a share of the recorded
+ * device's peaks, with the roofline verdict. Rates are summed counts over summed GPU time. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/kernel_occupancy.h"
+#include "analysis/throughput.h"
+#include "format.h"
+#include "store/session_kernels.h"
+#include "verbs.h"
+
+static wl_tp_precision precision_of(const char *p)
+{
+    if (!strcmp(p, "fp64"))
+        return WL_TP_FP64;
+    if (!strcmp(p, "fp16_tensor"))
+        return WL_TP_FP16_TENSOR;
+    if (!strcmp(p, "bf16_tensor"))
+        return WL_TP_BF16_TENSOR;
+    return WL_TP_FP32;
+}
+
+int cmd_throughput(int argc, char **argv)
+{
+    const char *path = NULL;
+    int csv = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: warplens throughput <session> [--csv]\n"
+                   "  TFLOP/s, GB/s, %% of the device's peaks and roofline bound of annotated kernels and scopes\n"
+                   "  (warplens_annotate_next_launch / warplens_annotate_scope in warplens.h)\n");
+            return 0;
+        } else if (!strcmp(argv[i], "--csv")) {
+            csv = 1;
+        } else if (argv[i][0] == '-' || path) {
+            fprintf(stderr, "usage: warplens throughput <session> [--csv]\n");
+            return 2;
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path) {
+        fprintf(stderr, "usage: warplens throughput <session> [--csv]\n");
+        return 2;
+    }
+    char err[512];
+    wl_session *s = wl_session_open(path, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "warplens: %s\n", err);
+        return 1;
+    }
+    wl_annotated_work *w;
+    int n = wl_session_annotated_work(s, &w);
+    if (n <= 0) {
+        fprintf(stderr, "warplens: no annotated work in this session (see warplens_annotate_next_launch in warplens.h)\n");
+        wl_session_close(s);
+        return 1;
+    }
+    if (csv)
+        printf("kind,name,precision,instances,flops,bytes,gpu_ns,tflops,gbps,pct_peak_compute,pct_peak_dram,"
+               "intensity,bound\n");
+    else
+        printf("%-6s %-30s %-11s %6s %9s %9s %7s %7s %10s\n", "Kind", "Name", "Precision", "Count", "TFLOP/s",
+               "GB/s", "%peakC", "%peakM", "Bound");
+    for (int i = 0; i < n; i++) {
+        wl_device_row dev;
+        wl_occ_device odev;
+        wl_tp_peaks peaks = {0, 0, 0};
+        if (wl_session_device(s, w[i].pid, w[i].device_id, &dev) == 0 && wl_occ_device_from_row(&dev, &odev) == 0)
+            wl_tp_device_peaks(&odev, precision_of(w[i].precision), &peaks);
+        wl_throughput t;
+        wl_tp_compute(&peaks, w[i].flops, w[i].bytes, w[i].gpu_ns, &t);
+        if (csv) {
+            printf("%s,\"%s\",%s,%" PRIu64 ",%.0f,%.0f,%" PRIu64 ",%.4f,%.3f,%.2f,%.2f,%.4f,%s\n", w[i].kind, w[i].name,
+                   w[i].precision, w[i].instances, w[i].flops, w[i].bytes, w[i].gpu_ns, t.tflops, t.gbps,
+                   t.pct_peak_compute, t.pct_peak_dram, t.intensity, wl_tp_bound_name(t.bound));
+        } else {
+            char nm[64];
+            printf("%-6s %-30s %-11s %6" PRIu64 " %9.3f %9.1f %6.1f%% %6.1f%% %10s\n", w[i].kind,
+                   fmt_middle(w[i].name, 30, nm, sizeof nm), w[i].precision, w[i].instances, t.tflops, t.gbps,
+                   t.pct_peak_compute, t.pct_peak_dram, wl_tp_bound_name(t.bound));
+        }
+    }
+    free(w);
+    wl_session_close(s);
+    return 0;
+}
