@@ -1,0 +1,64 @@
+/* Shared by the files that build a session (session_writer.c: create, link, finish;
+ * session_import.c and session_import_records.c: capture records -> rows). */
+#ifndef WARPLENS_STORE_SESSION_WRITER_INTERNAL_H
+#define WARPLENS_STORE_SESSION_WRITER_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "capfile/capfile.h"
+#include "store/id_map.h"
+#include "store/session_writer.h"
+
+enum stmt_id {
+    S_PROCESS, S_DEVICE, S_THREAD, S_KNAME_FIND, S_KNAME_ADD, S_API, S_KERNEL, S_MEMCPY, S_MEMSET,
+    S_SYNC, S_NVTX_START, S_NVTX_END, S_NVTX_MARK, S_SCOPE_BEGIN, S_SCOPE_END, S_EXTCORR, S_LOST,
+    S_OCC_CHECK, S_ANNOTATION, S_COUNT
+};
+
+#define MAX_STRING_ID (1u << 24) /* string ids a capture may use */
+
+extern const char *const WL_IMPORT_SQL[S_COUNT];
+
+struct wl_session_writer {
+    sqlite3 *db;
+    char tmp_path[4096];
+    char final_path[4096];
+    sqlite3_stmt *st[S_COUNT];
+};
+
+/* Per-capture-file state: interned strings and the rows that later records refer to. */
+
+/* Per-capture-file state: interned strings and the rows that later records refer to. */
+typedef struct import_ctx {
+    wl_session_writer *w;
+    uint32_t pid;
+    char **strings;          /* by string id */
+    uint32_t *string_len;
+    int64_t *kname_row;      /* kernel_name row by string id (0 = not yet) */
+    uint32_t nstrings;
+    wl_id_map nvtx;            /* NVTX starts waiting for their end: marker id -> nvtx_range row */
+    /* API names by (domain, cbid) */
+    char *api_names[3][1024];
+    wl_import_stats *stats;
+    char *err;
+    size_t err_size;
+} import_ctx;
+
+int wl_store_set_err(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int wl_store_exec(wl_session_writer *w, const char *sql, char *err, size_t n);
+
+/* binding helpers (session_import.c) */
+sqlite3_stmt *wl_imp_begin(import_ctx *c, enum stmt_id id);
+int wl_imp_step(import_ctx *c, sqlite3_stmt *s);
+void wl_imp_bind_u64(sqlite3_stmt *s, int i, uint64_t v);
+void wl_imp_bind_ts(sqlite3_stmt *s, int i, uint64_t v);
+const char *wl_imp_str(import_ctx *c, uint32_t id);
+void wl_imp_bind_str(import_ctx *c, sqlite3_stmt *s, int i, uint32_t id);
+
+/* record handlers (session_import_records.c) */
+int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offset, const char *path);
+void wl_imp_free_ctx(import_ctx *c);
+
+#endif
