@@ -178,7 +178,7 @@ static void interned(checker *c, rd d)
 {
     uint32_t f; int wt; uint64_t v = 0; rd s;
     while (field(&d, &f, &wt, &v, &s)) {
-        uint32_t g; int w; uint64_t x = 0, iid = 0; rd q, name = {0};
+        uint32_t g; int w; uint64_t x = 0, iid = 0; rd q = {0}, name = {0};
         while (field(&s, &g, &w, &x, &q)) {
             if (g == 1) iid = x;
             if (g == 2) name = q;
