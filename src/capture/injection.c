@@ -7,6 +7,9 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -56,8 +59,15 @@ static void start_recorder(void)
         return;
     wl_process_write(&cfg, start);
     if (wl_cupti_start(&cfg) != 0) {
+        /* leave a marker instead of a capture, so `warplens run` knows the reason was already
+         * given and adds no second message */
         wl_capw_close();
         unlink(cfg.capture_path);
+        char marker[sizeof cfg.capture_path + 16];
+        snprintf(marker, sizeof marker, "%.*s.disabled", (int)(strlen(cfg.capture_path) - 6), cfg.capture_path);
+        int fd = open(marker, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0)
+            close(fd);
         return;
     }
     wl_cupti_write_api_names();

@@ -260,6 +260,27 @@ static int list_captures(const char *dir, char ***out)
     return n;
 }
 
+/* Removes the .disabled markers in dir; returns how many there were. */
+static int remove_disabled_markers(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    char path[PATH_MAX + 300];
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len > 9 && strcmp(e->d_name + len - 9, ".disabled") == 0) {
+            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+            unlink(path);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
 static void remove_dir(const char *dir, char **files, int n)
 {
     for (int i = 0; i < n; i++)
@@ -353,7 +374,9 @@ int cmd_run(int argc, char **argv)
     char **files;
     int n = list_captures(capdir, &files);
     if (n == 0) {
-        if (!o.quiet)
+        /* a recorder that could not start left <pid>.disabled after saying why */
+        int disabled = remove_disabled_markers(capdir);
+        if (!o.quiet && !disabled)
             fprintf(stderr, "warplens: %s made no CUDA calls (or the recorder could not start): no session written\n",
                     o.argv[0]);
         rmdir(capdir);
