@@ -117,13 +117,18 @@ WARPLENS_IK_D unsigned int warplens_ik_timer(void)
 WARPLENS_IK_D void warplens_ik_fence_(void) { asm volatile("membar.cta;" : : : "memory"); }
 
 /* Timer read and 64-bit record store {tag word, %globaltimer_lo} (little-endian: the timer in the
- * high half), both predicated on w (0/1): a thread that does not record runs them as no-ops. The
- * predicated read also keeps the timer in a per-thread register (CS2R, fixed latency). */
+ * high half); the store is predicated on w (0/1). The read is not predicated: inside this block,
+ * feeding the store, ptxas emits it as a per-thread CS2R (fixed latency) written straight into the
+ * high register of the store's pair. (A predicated read costs a SEL after it, since PTX keeps the
+ * old value where the predicate is false; an unpredicated read whose value looks warp-uniform to
+ * ptxas, e.g. warplens_ik_timer() into a computed 64-bit word, becomes S2UR + MOV, which is
+ * variable latency and was ~2x slower per event in bench_inkernel_cost.) A thread that does not
+ * record only reads the timer. */
 WARPLENS_IK_D void warplens_ik_put_(unsigned long long *slot, unsigned int low, unsigned int w)
 {
     asm volatile("{\n\t.reg .pred p;\n\t.reg .b32 t;\n\t"
                  "setp.ne.b32 p, %2, 0;\n\t"
-                 "@p mov.u32 t, %%globaltimer_lo;\n\t"
+                 "mov.u32 t, %%globaltimer_lo;\n\t"
                  "@p st.global.v2.u32 [%0], {%1, t};\n\t}"
                  :
                  : "l"(slot), "r"(low), "r"(w)
@@ -183,12 +188,13 @@ WARPLENS_IK_D int warplens_ik_init_lane_(warplens_ik_lane *l, warplens_ik_args a
 }
 
 /* The hot path, per event, in a warp that records: one warp-uniform branch on `warp` (not
- * taken; its predicate is loop-invariant), a predicate `w` from one compare, a predicated CS2R
- * timer read, the tag word, one predicated 64-bit STG, the MEMBAR (begin and end only), and 4-5
- * register updates done as arithmetic on w (0/1). No atomics, no local memory, no BSSY/BSYNC, no
- * other branch (sm_90 SASS, constant ids: ~15 instructions per begin, ~14 per end). Threads of a
- * recording warp that do not record (budget 0, wdepth 0) run the same instructions with the read
- * and the store predicated off. */
+ * taken; its predicate is loop-invariant), a predicate `w` from one compare, a CS2R timer read,
+ * one predicated 64-bit STG, the MEMBAR (begin and end only), and register updates done as
+ * arithmetic on w (0/1): slot (SEL + IMAD.WIDE), budget and drop count (one SEL shared), depths.
+ * No atomics, no local memory, no BSSY/BSYNC, no other branch. sm_90 SASS (nvcc 13.0, constant
+ * ids): a begin/end pair back to back is 15 instructions (bench_inkernel_cost's loop); a begin
+ * and an end apart are ~14 and ~13. Threads of a recording warp that do not record (budget 0,
+ * wdepth 0) run the same instructions with the store predicated off. */
 
 /* begin: timestamp, then the store, then a block fence so the region's work comes after.
  * Written when the budget has room for it and its end; otherwise dropped (with its end). */
