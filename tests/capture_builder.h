@@ -17,6 +17,8 @@ typedef struct capbuf {
 
 static inline void cb_put(capbuf *b, const void *p, size_t n)
 {
+    if (!n)
+        return;
     if (b->len + n > b->cap) {
         b->cap = (b->len + n) * 2 + 4096;
         b->data = realloc(b->data, b->cap);
@@ -63,7 +65,7 @@ static inline int cb_write(const capbuf *b, const char *path)
     FILE *f = fopen(path, "wb");
     if (!f)
         return -1;
-    int ok = fwrite(b->data, 1, b->len, f) == b->len;
+    int ok = !b->len || fwrite(b->data, 1, b->len, f) == b->len;
     return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
