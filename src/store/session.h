@@ -85,6 +85,9 @@ int wl_session_api_summaries(wl_session *s, wl_interval_summary **out);
 int wl_session_nvtx_summaries(wl_session *s, wl_interval_summary **out);
 int wl_session_scope_summaries(wl_session *s, wl_interval_summary **out);
 int wl_session_sync_summaries(wl_session *s, wl_interval_summary **out);
+/* Timer API intervals (completed ones), grouped by name; group = "<category> <kind>" (kind gpu,
+ * span or host; "(host-timed)" appended when any was timed on the host). -1 without a timer table. */
+int wl_session_timer_summaries(wl_session *s, wl_interval_summary **out);
 
 typedef struct wl_lost_row {
     uint32_t pid;

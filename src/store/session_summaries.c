@@ -229,6 +229,15 @@ int wl_session_sync_summaries(wl_session *s, wl_interval_summary **out)
                         " avg(duration_ns) FROM sync GROUP BY type ORDER BY 4 DESC", out);
 }
 
+int wl_session_timer_summaries(wl_session *s, wl_interval_summary **out)
+{
+    return intervals(s, "SELECT t.name, coalesce(c.name, t.category) || ' ' || t.kind"
+                        " || CASE WHEN max(t.host_timed) = 1 THEN ' (host-timed)' ELSE '' END,"
+                        " count(*), sum(t.duration_ns), min(t.duration_ns), max(t.duration_ns), avg(t.duration_ns)"
+                        " FROM timer t LEFT JOIN timer_category c ON c.pid = t.pid AND c.id = t.category"
+                        " WHERE t.status = 'done' GROUP BY t.name, t.category, t.kind ORDER BY min(t.start_ns)", out);
+}
+
 int wl_session_lost(wl_session *s, wl_lost_row **out)
 {
     *out = NULL;

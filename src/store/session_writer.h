@@ -24,6 +24,10 @@ int wl_session_writer_meta(wl_session_writer *w, const char *key, const char *va
  * marked incomplete; a malformed one fails with the offending offset in err. */
 int wl_session_writer_import(wl_session_writer *w, const char *capture_path, wl_import_stats *stats,
                              char *err, size_t err_size);
+/* Imports a timer side file (<pid>.wltimers from the timer API, docs/timer.md); *imported gets
+ * the number of intervals. A malformed or truncated file fails with the line in err. */
+int wl_session_writer_import_timers(wl_session_writer *w, const char *path, uint64_t *imported, char *err,
+                                    size_t err_size);
 /* Derives links (kernel -> API call, thread, scope), counts kernels without timestamps, commits
  * and renames into place. The writer is freed in every case. */
 int wl_session_writer_finish(wl_session_writer *w, char *err, size_t err_size);

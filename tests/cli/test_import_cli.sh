@@ -42,5 +42,23 @@ grep -q "11 distinct launch configurations: 11 agree with the driver, 0 differ" 
 "$W" occupancy-check "$D/demo-h100.wlsession" 2>"$tmp/err" && bad "occupancy-check without checks succeeded" || ok
 grep -q "record with \`warplens run --check-occupancy\`" "$tmp/err" && ok || bad "no-checks message: $(cat "$tmp/err")"
 
+# timer API side files travel with the captures: imported into the timer tables, shown by stats
+printf '# warplens timers\nwltimers\t1\npid\t777\nbackend\tcuda\ncategory\t2\truntime\ncategory\t3\tsolver\n' >"$tmp/777.wltimers"
+printf 'interval\t0\tgpu\t2\tdone\t0\t1700000000000000000\t2500000\t777\t0x1f\th2d_transfer_chunk_0\n' >>"$tmp/777.wltimers"
+printf 'interval\t1\tgpu\t2\tdone\t0\t1700000000003000000\t10300000\t777\t0x1f\tkernel_chunk_0\n' >>"$tmp/777.wltimers"
+printf 'interval\t2\tspan\t2\tdone\t0\t1700000000000000000\t13000000\t777\t0x1f\tgpu_workload\n' >>"$tmp/777.wltimers"
+printf 'interval\t3\thost\t3\tdone\t0\t1700000000000000000\t14000000\t777\t0x0\tsolve\n' >>"$tmp/777.wltimers"
+printf 'interval\t4\tgpu\t2\tpending\t0\t1700000000020000000\t0\t777\t0x1f\tkernel_chunk_1\noverflow\t0\nerrors\t0\nend\t5\n' >>"$tmp/777.wltimers"
+"$W" import -o "$tmp/t.wlsession" "$D/demo-h100.wlcap" "$tmp/777.wltimers" && ok || bad "import with a timer file"
+"$W" stats --csv --only timers "$tmp/t.wlsession" >"$tmp/timers.csv"
+grep -q '^"kernel_chunk_0",runtime gpu,1,10300000,' "$tmp/timers.csv" && grep -q '^"solve",solver host,1,14000000,' "$tmp/timers.csv" \
+    && ok || bad "timers table: $(cat "$tmp/timers.csv")"
+[ "$(sqlite3 "$tmp/t.wlsession" "SELECT count(*) FROM timer WHERE status = 'pending' AND duration_ns IS NULL")" = 1 ] && ok || bad "pending interval"
+"$W" stats "$tmp/t.wlsession" | grep -q "Timers (warplens timer API" && ok || bad "stats shows the timers table"
+"$W" stats "$D/demo-h100.wlsession" | grep -q "Timers (warplens" && bad "timers table shown for a session without timers" || ok
+head -c 300 "$tmp/777.wltimers" >"$tmp/888.wltimers"   # truncated: the session is still written
+"$W" import -o "$tmp/t2.wlsession" "$D/demo-h100.wlcap" "$tmp/888.wltimers" 2>"$tmp/err" && ok || bad "truncated timer file fails the session"
+grep -q "timers not imported: .*888.wltimers" "$tmp/err" && ok || bad "truncated timer file message: $(cat "$tmp/err")"
+
 echo "import_cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -229,8 +229,9 @@ static int exit_code(int status)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Lists the .wlcap files in dir (one per recorded process), sorted. Returns the count. */
-static int list_captures(const char *dir, char ***out)
+/* Lists the files of dir ending in suffix (.wlcap: one per recorded process; .wltimers: timer
+ * API side files), sorted. Returns the count. */
+static int list_files(const char *dir, const char *suffix, char ***out)
 {
     *out = NULL;
     DIR *d = opendir(dir);
@@ -240,8 +241,8 @@ static int list_captures(const char *dir, char ***out)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len < 7 || strcmp(e->d_name + len - 6, ".wlcap") != 0)
+        size_t len = strlen(e->d_name), sl = strlen(suffix);
+        if (len <= sl || strcmp(e->d_name + len - sl, suffix) != 0)
             continue;
         char **nv = realloc(v, (size_t)(n + 1) * sizeof *v);
         if (!nv)
@@ -279,6 +280,13 @@ static int remove_disabled_markers(const char *dir)
     }
     closedir(d);
     return n;
+}
+
+static void free_list(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
 }
 
 static void remove_dir(const char *dir, char **files, int n)
@@ -371,15 +379,18 @@ int cmd_run(int argc, char **argv)
     }
     int code = exit_code(status);
 
-    char **files;
-    int n = list_captures(capdir, &files);
+    char **files, **timers;
+    int n = list_files(capdir, ".wlcap", &files);
+    int nt = list_files(capdir, ".wltimers", &timers);
     if (n == 0) {
         /* a recorder that could not start left <pid>.disabled after saying why */
         int disabled = remove_disabled_markers(capdir);
         if (!o.quiet && !disabled)
             fprintf(stderr, "warplens: %s made no CUDA calls (or the recorder could not start): no session written\n",
                     o.argv[0]);
-        rmdir(capdir);
+        remove_dir(capdir, timers, nt);
+        free_list(timers, nt);
+        free(files);
         return code;
     }
     char command[4096], status_text[32], signal_text[16];
@@ -394,14 +405,17 @@ int cmd_run(int argc, char **argv)
                               {WIFSIGNALED(status) ? "complete" : NULL, "0"},
                               {NULL, NULL}};
     session_build_result res;
-    int built = session_build(output, (const char *const *)files, n, meta, &res, o.quiet);
-    if (built == 0 && !o.keep_capture)
+    int built = session_build(output, (const char *const *)files, n, (const char *const *)timers, nt, meta, &res,
+                              o.quiet);
+    if (built == 0 && !o.keep_capture) {
+        for (int i = 0; i < nt; i++)
+            unlink(timers[i]);
         remove_dir(capdir, files, n);
-    else if (!o.quiet)
+    } else if (!o.quiet) {
         fprintf(stderr, "warplens: capture files kept in %s\n", capdir);
-    for (int i = 0; i < n; i++)
-        free(files[i]);
-    free(files);
+    }
+    free_list(files, n);
+    free_list(timers, nt);
     if (built != 0)
         return code;
     if (WIFSIGNALED(status) && !o.quiet)

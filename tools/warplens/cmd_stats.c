@@ -11,7 +11,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: warplens stats <session> [--csv] [--top N] [--only TABLE]\n"
                  "  --csv        comma-separated values instead of tables (with --only: one table)\n"
                  "  --top N      show the N kernels with the most GPU time (default: all)\n"
-                 "  --only TABLE one of: overview, kernels, copies, api, nvtx, scopes, sync, lost\n");
+                 "  --only TABLE one of: overview, kernels, copies, api, nvtx, scopes, sync, timers, lost\n");
 }
 
 int cmd_stats(int argc, char **argv)
@@ -49,14 +49,17 @@ int cmd_stats(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    static const char *const tables[] = {"overview", "kernels", "copies", "api", "nvtx", "scopes", "sync", "lost"};
+    static const char *const tables[] = {"overview", "kernels", "copies", "api", "nvtx",
+                                         "scopes",   "sync",    "timers", "lost"};
+    enum { NTABLES = 9, TIMERS = 7 };
     int which = -1;
     if (only) {
-        for (int i = 0; i < 8; i++)
+        for (int i = 0; i < NTABLES; i++)
             if (!strcmp(only, tables[i]))
                 which = i;
         if (which < 0) {
-            fprintf(stderr, "warplens stats: unknown table '%s' (overview, kernels, copies, api, nvtx, scopes, sync, lost)\n", only);
+            fprintf(stderr, "warplens stats: unknown table '%s' (overview, kernels, copies, api, nvtx, scopes, sync,"
+                            " timers, lost)\n", only);
             return 2;
         }
     }
@@ -66,12 +69,24 @@ int cmd_stats(int argc, char **argv)
         fprintf(stderr, "warplens: %s\n", err);
         return 1;
     }
-    void (*printers[8])(wl_session *, const stats_options *) = {
+    void (*printers[NTABLES])(wl_session *, const stats_options *) = {
         NULL, print_kernel_table, print_copy_table, print_api_table, print_nvtx_table,
-        print_scope_table, print_sync_table, print_lost_table};
-    for (int i = 0; i < 8; i++) {
+        print_scope_table, print_sync_table, NULL, print_lost_table};
+    for (int i = 0; i < NTABLES; i++) {
         if (which >= 0 && i != which)
             continue;
+        if (i == TIMERS) {
+            /* only sessions of programs that used the timer API have this table */
+            wl_interval_summary *t;
+            int nt = wl_session_timer_summaries(s, &t);
+            free(t);
+            if (nt > 0) {
+                if (opt.csv && which < 0)
+                    printf("\n# %s\n", tables[i]);
+                print_timer_table(s, &opt);
+            }
+            continue;
+        }
         if (i == 0) {
             if (!opt.csv)
                 print_overview(s);

@@ -7,8 +7,8 @@
 
 #include "store/session_writer.h"
 
-int session_build(const char *out, const char *const *captures, int n, const session_meta_kv *meta,
-                  session_build_result *r, int quiet)
+int session_build(const char *out, const char *const *captures, int n, const char *const *timers, int n_timers,
+                  const session_meta_kv *meta, session_build_result *r, int quiet)
 {
     memset(r, 0, sizeof *r);
     char err[512];
@@ -45,6 +45,16 @@ int session_build(const char *out, const char *const *captures, int n, const ses
         if (st.unknown_records && !quiet)
             fprintf(stderr, "warplens: %s: skipped %llu records of a newer capture format\n", captures[i],
                     (unsigned long long)st.unknown_records);
+    }
+    for (int i = 0; i < n_timers; i++) {
+        uint64_t got = 0;
+        if (wl_session_writer_import_timers(w, timers[i], &got, err, sizeof err) != 0) {
+            /* timers are the program's own extra: a bad file costs them, not the session */
+            if (!quiet)
+                fprintf(stderr, "warplens: timers not imported: %s\n", err);
+            continue;
+        }
+        r->timer_intervals += got;
     }
     if (wl_session_writer_finish(w, err, sizeof err) != 0) {
         fprintf(stderr, "warplens: cannot write session %s: %s\n", out, err);

@@ -9,13 +9,13 @@ typedef struct session_meta_kv {
 } session_meta_kv;
 
 typedef struct session_build_result {
-    uint64_t kernels, memcpys, memsets, api_calls, lost;
+    uint64_t kernels, memcpys, memsets, api_calls, lost, timer_intervals;
     int captures, incomplete;
 } session_build_result;
 
-/* meta: extra meta rows, terminated by {NULL, NULL}; may be NULL. Returns 0 when the session was
+/* timers: timer API side files (.wltimers), may be 0 of them. meta: extra meta rows, terminated by {NULL, NULL}; may be NULL. Returns 0 when the session was
  * written (possibly marked incomplete), -1 after printing why it could not be. */
-int session_build(const char *out, const char *const *captures, int n, const session_meta_kv *meta,
-                  session_build_result *r, int quiet);
+int session_build(const char *out, const char *const *captures, int n, const char *const *timers, int n_timers,
+                  const session_meta_kv *meta, session_build_result *r, int quiet);
 
 #endif

@@ -194,3 +194,14 @@ void print_lost_table(wl_session *s, const stats_options *opt)
         printf("pid %-8u %-20s %10" PRIu64 "  %s\n", r[i].pid, r[i].source, r[i].count, r[i].detail);
     free(r);
 }
+
+int print_timer_table(wl_session *s, const stats_options *o)
+{
+    wl_interval_summary *r;
+    int n = wl_session_timer_summaries(s, &r);
+    if (n > 0)
+        interval_table("Timers (warplens timer API, GPU intervals timed with CUDA events)", "Name", "Category", r, n,
+                       o);
+    free(r);
+    return n;
+}

@@ -19,5 +19,7 @@ void print_nvtx_table(wl_session *s, const stats_options *o);
 void print_scope_table(wl_session *s, const stats_options *o);
 void print_sync_table(wl_session *s, const stats_options *o);
 void print_lost_table(wl_session *s, const stats_options *o);
+/* Timer API intervals; prints nothing when the session has none. Returns the row count. */
+int print_timer_table(wl_session *s, const stats_options *o);
 
 #endif
