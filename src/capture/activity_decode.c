@@ -46,46 +46,39 @@ static void put_kernel(const CUpti_ActivityKernel10 *k)
     wl_capw_record(WLCAP_KERNEL, &r, sizeof r);
 }
 
+/* The fields ordinary and peer copy records share (same names in both CUPTI structs). */
+#define COPY_COMMON(r, m)                                                                          \
+    do {                                                                                           \
+        memset(&(r), 0, sizeof(r));                                                                \
+        (r).bytes = (m)->bytes;                                                                    \
+        (r).start = (m)->start;                                                                    \
+        (r).end = (m)->end;                                                                        \
+        (r).graph_node_id = (m)->graphNodeId;                                                      \
+        (r).device_id = (m)->deviceId;                                                             \
+        (r).context_id = (m)->contextId;                                                           \
+        (r).stream_id = (m)->streamId;                                                             \
+        (r).correlation_id = (m)->correlationId;                                                   \
+        (r).graph_id = (m)->graphId;                                                               \
+        (r).copy_kind = (m)->copyKind;                                                             \
+        (r).src_kind = (m)->srcKind;                                                               \
+        (r).dst_kind = (m)->dstKind;                                                               \
+        (r).flags = (m)->flags;                                                                    \
+    } while (0)
+
 static void put_memcpy(const CUpti_ActivityMemcpy6 *m)
 {
     wlcap_memcpy r;
-    memset(&r, 0, sizeof r);
-    r.bytes = m->bytes;
-    r.start = m->start;
-    r.end = m->end;
-    r.graph_node_id = m->graphNodeId;
-    r.device_id = m->deviceId;
-    r.context_id = m->contextId;
-    r.stream_id = m->streamId;
-    r.correlation_id = m->correlationId;
-    r.graph_id = m->graphId;
+    COPY_COMMON(r, m);
     r.src_device = r.dst_device = m->deviceId;
-    r.copy_kind = m->copyKind;
-    r.src_kind = m->srcKind;
-    r.dst_kind = m->dstKind;
-    r.flags = m->flags;
     wl_capw_record(WLCAP_MEMCPY, &r, sizeof r);
 }
 
 static void put_peer_copy(const CUpti_ActivityMemcpyPtoP4 *m)
 {
     wlcap_memcpy r;
-    memset(&r, 0, sizeof r);
-    r.bytes = m->bytes;
-    r.start = m->start;
-    r.end = m->end;
-    r.graph_node_id = m->graphNodeId;
-    r.device_id = m->deviceId;
-    r.context_id = m->contextId;
-    r.stream_id = m->streamId;
-    r.correlation_id = m->correlationId;
-    r.graph_id = m->graphId;
+    COPY_COMMON(r, m);
     r.src_device = m->srcDeviceId;
     r.dst_device = m->dstDeviceId;
-    r.copy_kind = m->copyKind;
-    r.src_kind = m->srcKind;
-    r.dst_kind = m->dstKind;
-    r.flags = m->flags;
     r.is_peer = 1;
     wl_capw_record(WLCAP_MEMCPY, &r, sizeof r);
 }

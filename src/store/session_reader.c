@@ -1,6 +1,7 @@
 /* Session reader: opening with identity checks, overview, per-process/device rows and the summary
  * tables behind `warplens stats` (see session.h). */
 #include "store/session_internal.h"
+#include "store/sql_util.h"
 
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -115,24 +116,6 @@ int wl_session_meta(wl_session *s, const char *key, char *out, size_t out_size)
     return meta_get(s->db, key, out, out_size);
 }
 
-static uint64_t scalar_u64(wl_session *s, const char *sql)
-{
-    sqlite3_stmt *st;
-    uint64_t v = 0;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            v = (uint64_t)sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    return v;
-}
-
-static void text_col(sqlite3_stmt *st, int col, char *out, size_t n)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    snprintf(out, n, "%s", t ? (const char *)t : "");
-}
-
 /* Sum over devices of the union of GPU activity intervals (kernels, copies, sets). */
 static uint64_t gpu_busy(wl_session *s)
 {
@@ -165,22 +148,22 @@ static uint64_t gpu_busy(wl_session *s)
 int wl_session_get_overview(wl_session *s, wl_session_overview *o)
 {
     memset(o, 0, sizeof *o);
-    o->processes = (int)scalar_u64(s, "SELECT count(*) FROM process");
-    o->incomplete_processes = (int)scalar_u64(s, "SELECT count(*) FROM process WHERE complete = 0");
-    o->devices = (int)scalar_u64(s, "SELECT count(*) FROM device");
-    o->threads = (int)scalar_u64(s, "SELECT count(*) FROM thread");
-    o->kernels = scalar_u64(s, "SELECT count(*) FROM kernel");
-    o->kernels_no_timestamp = scalar_u64(s, "SELECT count(*) FROM kernel WHERE has_timestamps = 0");
-    o->memcpys = scalar_u64(s, "SELECT count(*) FROM memcpy");
-    o->memsets = scalar_u64(s, "SELECT count(*) FROM memset");
-    o->api_calls = scalar_u64(s, "SELECT count(*) FROM api_call");
-    o->syncs = scalar_u64(s, "SELECT count(*) FROM sync");
-    o->nvtx_ranges = scalar_u64(s, "SELECT count(*) FROM nvtx_range");
-    o->scopes = scalar_u64(s, "SELECT count(*) FROM scope");
-    o->lost_total = scalar_u64(s, "SELECT coalesce(sum(count), 0) FROM lost");
-    o->first_ns = scalar_u64(s, "SELECT min(t) FROM (SELECT min(start_ns) t FROM kernel UNION ALL"
+    o->processes = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM process");
+    o->incomplete_processes = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM process WHERE complete = 0");
+    o->devices = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM device");
+    o->threads = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM thread");
+    o->kernels = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel");
+    o->kernels_no_timestamp = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0");
+    o->memcpys = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM memcpy");
+    o->memsets = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM memset");
+    o->api_calls = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM api_call");
+    o->syncs = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM sync");
+    o->nvtx_ranges = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM nvtx_range");
+    o->scopes = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM scope");
+    o->lost_total = wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(count), 0) FROM lost");
+    o->first_ns = wl_sql_scalar_u64(s->db, "SELECT min(t) FROM (SELECT min(start_ns) t FROM kernel UNION ALL"
                                 " SELECT min(start_ns) FROM api_call UNION ALL SELECT min(start_ns) FROM memcpy)");
-    o->last_ns = scalar_u64(s, "SELECT max(t) FROM (SELECT max(end_ns) t FROM kernel UNION ALL"
+    o->last_ns = wl_sql_scalar_u64(s->db, "SELECT max(t) FROM (SELECT max(end_ns) t FROM kernel UNION ALL"
                                " SELECT max(end_ns) FROM api_call UNION ALL SELECT max(end_ns) FROM memcpy)");
     o->gpu_busy_ns = gpu_busy(s);
     char v[16];
@@ -188,12 +171,12 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT cmdline FROM process ORDER BY start_ns LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW)
-            text_col(st, 0, o->program, sizeof o->program);
+            wl_sql_text_col(st, 0, o->program, sizeof o->program);
         sqlite3_finalize(st);
     }
     if (sqlite3_prepare_v2(s->db, "SELECT name FROM device ORDER BY pid, device_id LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW)
-            text_col(st, 0, o->device_name, sizeof o->device_name);
+            wl_sql_text_col(st, 0, o->device_name, sizeof o->device_name);
         sqlite3_finalize(st);
     }
     return 0;
@@ -214,15 +197,15 @@ int wl_session_each_process(wl_session *s, void (*fn)(const wl_process_row *, vo
         memset(&r, 0, sizeof r);
         r.pid = (uint32_t)sqlite3_column_int64(st, 0);
         r.ppid = (uint32_t)sqlite3_column_int64(st, 1);
-        text_col(st, 2, r.hostname, sizeof r.hostname);
-        text_col(st, 3, r.cmdline, sizeof r.cmdline);
+        wl_sql_text_col(st, 2, r.hostname, sizeof r.hostname);
+        wl_sql_text_col(st, 3, r.cmdline, sizeof r.cmdline);
         r.start_ns = (uint64_t)sqlite3_column_int64(st, 4);
         r.end_ns = (uint64_t)sqlite3_column_int64(st, 5);
         r.rank = sqlite3_column_int(st, 6);
         r.local_rank = sqlite3_column_int(st, 7);
         r.world_size = sqlite3_column_int(st, 8);
         r.complete = sqlite3_column_int(st, 9);
-        text_col(st, 10, r.incomplete_reason, sizeof r.incomplete_reason);
+        wl_sql_text_col(st, 10, r.incomplete_reason, sizeof r.incomplete_reason);
         fn(&r, arg);
         n++;
     }
@@ -247,8 +230,8 @@ int wl_session_each_device(wl_session *s, void (*fn)(const wl_device_row *, void
         memset(&r, 0, sizeof r);
         r.pid = (uint32_t)sqlite3_column_int64(st, 0);
         r.device_id = (uint32_t)sqlite3_column_int64(st, 1);
-        text_col(st, 2, r.name, sizeof r.name);
-        text_col(st, 3, r.pci_bus_id, sizeof r.pci_bus_id);
+        wl_sql_text_col(st, 2, r.name, sizeof r.name);
+        wl_sql_text_col(st, 3, r.pci_bus_id, sizeof r.pci_bus_id);
         int *f[] = {&r.cc_major, &r.cc_minor, &r.sm_count, &r.warp_size, &r.max_threads_per_block,
                     &r.max_threads_per_sm, &r.max_blocks_per_sm, &r.regs_per_sm, &r.regs_per_block,
                     &r.smem_per_sm, &r.smem_per_block, &r.smem_per_block_optin, &r.reserved_smem_per_block,

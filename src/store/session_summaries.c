@@ -6,13 +6,8 @@
 #include <string.h>
 
 #include "store/session_internal.h"
+#include "store/sql_util.h"
 
-
-static void text_col(sqlite3_stmt *st, int col, char *out, size_t n)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    snprintf(out, n, "%s", t ? (const char *)t : "");
-}
 
 /* Appends one zeroed element to a malloc'd array; returns it or NULL. */
 static void *grow(void **arr, int *count, int *cap, size_t elem)
@@ -71,8 +66,8 @@ int wl_session_kernel_summaries(wl_session *s, wl_kernel_summary **out)
         if (!r)
             break;
         r->name_id = sqlite3_column_int64(st, 0);
-        text_col(st, 1, r->name, sizeof r->name);
-        text_col(st, 2, r->short_name, sizeof r->short_name);
+        wl_sql_text_col(st, 1, r->name, sizeof r->name);
+        wl_sql_text_col(st, 2, r->short_name, sizeof r->short_name);
         r->calls = (uint64_t)sqlite3_column_int64(st, 3);
         r->timed_calls = (uint64_t)sqlite3_column_int64(st, 4);
         r->total_ns = (uint64_t)sqlite3_column_int64(st, 5);
@@ -167,8 +162,8 @@ int wl_session_copy_summaries(wl_session *s, wl_copy_summary **out)
         wl_copy_summary *r = grow((void **)&rows, &n, &cap, sizeof *r);
         if (!r)
             break;
-        text_col(st, 0, r->kind, sizeof r->kind);
-        text_col(st, 1, r->memory, sizeof r->memory);
+        wl_sql_text_col(st, 0, r->kind, sizeof r->kind);
+        wl_sql_text_col(st, 1, r->memory, sizeof r->memory);
         r->count = (uint64_t)sqlite3_column_int64(st, 2);
         r->bytes = (uint64_t)sqlite3_column_int64(st, 3);
         r->total_ns = (uint64_t)sqlite3_column_int64(st, 4);
@@ -191,8 +186,8 @@ static int intervals(wl_session *s, const char *sql, wl_interval_summary **out)
         wl_interval_summary *r = grow((void **)&rows, &n, &cap, sizeof *r);
         if (!r)
             break;
-        text_col(st, 0, r->name, sizeof r->name);
-        text_col(st, 1, r->group, sizeof r->group);
+        wl_sql_text_col(st, 0, r->name, sizeof r->name);
+        wl_sql_text_col(st, 1, r->group, sizeof r->group);
         r->count = (uint64_t)sqlite3_column_int64(st, 2);
         r->total_ns = (uint64_t)sqlite3_column_int64(st, 3);
         r->min_ns = (uint64_t)sqlite3_column_int64(st, 4);
@@ -252,8 +247,8 @@ int wl_session_lost(wl_session *s, wl_lost_row **out)
         if (!r)
             break;
         r->pid = (uint32_t)sqlite3_column_int64(st, 0);
-        text_col(st, 1, r->source, sizeof r->source);
-        text_col(st, 2, r->detail, sizeof r->detail);
+        wl_sql_text_col(st, 1, r->source, sizeof r->source);
+        wl_sql_text_col(st, 2, r->detail, sizeof r->detail);
         r->count = (uint64_t)sqlite3_column_int64(st, 3);
     }
     sqlite3_finalize(st);
@@ -288,9 +283,9 @@ int wl_session_annotated_work(wl_session *s, wl_annotated_work **out)
         wl_annotated_work *r = grow((void **)&rows, &n, &cap, sizeof *r);
         if (!r)
             break;
-        text_col(st, 0, r->kind, sizeof r->kind);
-        text_col(st, 1, r->name, sizeof r->name);
-        text_col(st, 2, r->precision, sizeof r->precision);
+        wl_sql_text_col(st, 0, r->kind, sizeof r->kind);
+        wl_sql_text_col(st, 1, r->name, sizeof r->name);
+        wl_sql_text_col(st, 2, r->precision, sizeof r->precision);
         r->pid = (uint32_t)sqlite3_column_int64(st, 3);
         r->device_id = (uint32_t)sqlite3_column_int64(st, 4);
         r->instances = (uint64_t)sqlite3_column_int64(st, 5);
@@ -315,7 +310,7 @@ int wl_session_kernel_annotation(wl_session *s, int64_t kernel_id, double *flops
     if (sqlite3_step(st) == SQLITE_ROW) {
         *flops = sqlite3_column_double(st, 0);
         *bytes = sqlite3_column_double(st, 1);
-        text_col(st, 2, precision, precision_size);
+        wl_sql_text_col(st, 2, precision, precision_size);
         rc = 0;
     }
     sqlite3_finalize(st);

@@ -1,0 +1,22 @@
+/* SQLite helpers (see sql_util.h). */
+#include "store/sql_util.h"
+
+#include <stdio.h>
+
+void wl_sql_text_col(sqlite3_stmt *st, int col, char *out, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(out, n, "%s", t ? (const char *)t : "");
+}
+
+uint64_t wl_sql_scalar_u64(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    uint64_t v = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+            v = (uint64_t)sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v;
+}

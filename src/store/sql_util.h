@@ -1,0 +1,14 @@
+/* Small SQLite helpers shared by the store's readers. */
+#ifndef WARPLENS_STORE_SQL_UTIL_H
+#define WARPLENS_STORE_SQL_UTIL_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Copies a text column into out ("" for NULL), always terminated. */
+void wl_sql_text_col(sqlite3_stmt *st, int col, char *out, size_t n);
+/* The first column of the first row of sql as an integer; 0 when there is none or sql fails. */
+uint64_t wl_sql_scalar_u64(sqlite3 *db, const char *sql);
+
+#endif
