@@ -22,14 +22,79 @@
 #define ID_EVENT_NAMES 2
 #define ID_ANNOTATION_NAMES 3
 
+#define TAG(field, wire) (((uint64_t)(field) << 3) | (wire))
+#define OUT_CHUNK (1u << 20) /* packets are handed to fwrite about a MiB at a time */
+
+/* ---- raw encoding (callers reserve the room first) -------------------------------------------- */
+
+static inline size_t vsize(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static inline uint8_t *vput(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint8_t *fput(uint8_t *p, uint64_t v) /* fixed64, little endian */
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+    return p + 8;
+}
+
+/* Room for n more bytes at the end of b (raw use of a wl_pb_buf); NULL when out of memory. */
+static uint8_t *room(wl_pf_writer *w, wl_pb_buf *b, size_t n)
+{
+    if (b->cap - b->len < n) {
+        size_t ncap = b->cap ? b->cap : 4096;
+        while (ncap - b->len < n)
+            ncap *= 2;
+        uint8_t *d = realloc(b->data, ncap);
+        if (!d) {
+            w->failed = 1;
+            return NULL;
+        }
+        b->data = d;
+        b->cap = ncap;
+    }
+    return b->data + b->len;
+}
+
+static int flush_out(wl_pf_writer *w)
+{
+    if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
+        w->failed = 1;
+    w->out.len = 0;
+    return w->failed ? -1 : 0;
+}
+
 /* ---- interning: string -> iid, open addressing ----------------------------------------------- */
 
-static uint64_t fnv1a(const char *s)
+static uint64_t hash_bytes(const char *s, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
+    uint64_t h = 0x9e3779b97f4a7c15u ^ n;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t x;
+        memcpy(&x, s, 8);
+        h = (h ^ x) * 0xff51afd7ed558ccdu;
+        h ^= h >> 32;
+    }
+    uint64_t t = 0;
+    memcpy(&t, s, n);
+    h = (h ^ t) * 0xc4ceb9fe1a85ec53u;
+    return h ^ (h >> 29);
 }
 
 static void intern_free(wl_pf_intern *t)
@@ -37,32 +102,37 @@ static void intern_free(wl_pf_intern *t)
     for (size_t i = 0; i < t->cap; i++)
         free(t->keys[i]);
     free(t->keys);
+    free(t->lens);
     free(t->iids);
+    free(t->hashes);
     memset(t, 0, sizeof *t);
 }
 
 static int intern_rehash(wl_pf_intern *t, size_t ncap)
 {
     char **keys = calloc(ncap, sizeof *keys);
-    uint64_t *iids = calloc(ncap, sizeof *iids);
-    if (!keys || !iids) {
+    size_t *lens = calloc(ncap, sizeof *lens);
+    uint64_t *iids = calloc(ncap, sizeof *iids), *hashes = calloc(ncap, sizeof *hashes);
+    if (!keys || !lens || !iids || !hashes) {
         free(keys);
+        free(lens);
         free(iids);
+        free(hashes);
         return -1;
     }
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->keys[i])
             continue;
-        size_t j = fnv1a(t->keys[i]) & (ncap - 1);
+        size_t j = t->hashes[i] & (ncap - 1);
         while (keys[j])
             j = (j + 1) & (ncap - 1);
-        keys[j] = t->keys[i];
-        iids[j] = t->iids[i];
+        keys[j] = t->keys[i], lens[j] = t->lens[i], iids[j] = t->iids[i], hashes[j] = t->hashes[i];
     }
     free(t->keys);
+    free(t->lens);
     free(t->iids);
-    t->keys = keys;
-    t->iids = iids;
+    free(t->hashes);
+    t->keys = keys, t->lens = lens, t->iids = iids, t->hashes = hashes;
     t->cap = ncap;
     return 0;
 }
@@ -73,18 +143,19 @@ static uint64_t intern(wl_pf_intern *t, const char *s, int *is_new)
     *is_new = 0;
     if ((t->n + 1) * 2 > t->cap && intern_rehash(t, t->cap ? t->cap * 2 : 64))
         return 0;
-    size_t j = fnv1a(s) & (t->cap - 1);
+    size_t len = strlen(s);
+    uint64_t h = hash_bytes(s, len);
+    size_t j = h & (t->cap - 1);
     while (t->keys[j]) {
-        if (!strcmp(t->keys[j], s))
+        if (t->hashes[j] == h && t->lens[j] == len && !memcmp(t->keys[j], s, len))
             return t->iids[j];
         j = (j + 1) & (t->cap - 1);
     }
-    size_t len = strlen(s);
     char *copy = malloc(len + 1);
     if (!copy)
         return 0;
     memcpy(copy, s, len + 1);
-    t->keys[j] = copy;
+    t->keys[j] = copy, t->lens[j] = len, t->hashes[j] = h;
     t->iids[j] = ++t->n;
     *is_new = 1;
     return t->iids[j];
@@ -101,48 +172,81 @@ int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_i
     w->seq_id = sequence_id;
     w->clock_id = clock_id;
     wl_pb_init(&w->pkt);
+    wl_pb_init(&w->out);
+    wl_pb_init(&w->interned);
     return 0;
 }
 
-/* Starts a packet: sequence id, and on the first packet of the sequence the flags that clear
- * incremental state plus the declared default clock. */
-static void packet_begin(wl_pf_writer *w, int uses_interning)
+/* Writes the fields that start a packet into p (at most 32 bytes): sequence id, and on the first
+ * packet of the sequence the flags that clear incremental state plus the declared default clock;
+ * later packets relying on interned names or on the sequence's default clock say so. */
+static uint8_t *packet_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
 {
-    wl_pb_buf *b = &w->pkt;
-    wl_pb_reset(b);
-    wl_pb_uint64(b, TP_SEQ_ID, w->seq_id);
+    p = vput(p, TAG(TP_SEQ_ID, WL_PB_VARINT));
+    p = vput(p, w->seq_id);
     if (!w->started) {
-        wl_pb_uint64(b, TP_SEQ_FLAGS, SEQ_CLEARED | SEQ_NEEDS_STATE);
-        wl_pb_bool(b, TP_FIRST_ON_SEQUENCE, 1);
+        p = vput(p, TAG(TP_SEQ_FLAGS, WL_PB_VARINT));
+        p = vput(p, SEQ_CLEARED | SEQ_NEEDS_STATE);
+        p = vput(p, TAG(TP_FIRST_ON_SEQUENCE, WL_PB_VARINT));
+        *p++ = 1;
         if (w->clock_id) {
-            size_t m = wl_pb_begin(b, TP_DEFAULTS);
-            wl_pb_uint64(b, DEFAULTS_CLOCK_ID, w->clock_id);
-            wl_pb_end(b, m);
+            p = vput(p, TAG(TP_DEFAULTS, WL_PB_LEN));
+            p = vput(p, vsize(TAG(DEFAULTS_CLOCK_ID, WL_PB_VARINT)) + vsize(w->clock_id));
+            p = vput(p, TAG(DEFAULTS_CLOCK_ID, WL_PB_VARINT));
+            p = vput(p, w->clock_id);
         }
         w->started = 1;
     } else if (uses_interning || w->clock_id) {
-        /* packets relying on interned names or on the sequence's default clock */
-        wl_pb_uint64(b, TP_SEQ_FLAGS, SEQ_NEEDS_STATE);
+        p = vput(p, TAG(TP_SEQ_FLAGS, WL_PB_VARINT));
+        p = vput(p, SEQ_NEEDS_STATE);
     }
+    return p;
+}
+
+static void packet_begin(wl_pf_writer *w, int uses_interning)
+{
+    wl_pb_reset(&w->pkt);
+    uint8_t pre[32];
+    size_t n = (size_t)(packet_prefix(w, pre, uses_interning) - pre);
+    wl_pb_put_raw(&w->pkt, pre, n);
+}
+
+/* Appends `Trace.packet = body` to the output, handing full chunks to fwrite. */
+static int emit_packet(wl_pf_writer *w, const uint8_t *body, size_t n)
+{
+    uint8_t *p = room(w, &w->out, n + 12);
+    if (!p)
+        return -1;
+    *p++ = (uint8_t)TAG(1, WL_PB_LEN);
+    p = vput(p, n);
+    memcpy(p, body, n);
+    w->out.len = (size_t)(p + n - w->out.data);
+    w->packets++;
+    return w->out.len >= OUT_CHUNK ? flush_out(w) : 0;
 }
 
 static int packet_end(wl_pf_writer *w)
 {
-    if (w->failed || !wl_pb_ok(&w->pkt) || wl_pb_write_delimited(w->fp, 1, &w->pkt)) {
+    if (w->failed || !wl_pb_ok(&w->pkt) || w->pkt.depth != 0 || emit_packet(w, w->pkt.data, w->pkt.len)) {
         w->failed = 1;
         return -1;
     }
-    w->packets++;
     return 0;
 }
 
 int wl_pf_finish(wl_pf_writer *w)
 {
+    if (w->fp && !w->failed)
+        flush_out(w);
     int rc = w->failed || (w->fp && (fflush(w->fp) != 0 || ferror(w->fp))) ? -1 : 0;
     intern_free(&w->names);
     intern_free(&w->cats);
     intern_free(&w->ann_names);
     wl_pb_free(&w->pkt);
+    wl_pb_free(&w->out);
+    wl_pb_free(&w->interned);
+    free(w->scratch);
+    w->scratch = NULL;
     w->fp = NULL;
     return rc;
 }
@@ -195,8 +299,7 @@ int wl_pf_write_track(wl_pf_writer *w, const wl_pf_track *t)
 }
 
 /* Interns s in table t; a new entry is appended to the packet's InternedData (list `field`). */
-static uint64_t intern_into(wl_pf_writer *w, wl_pf_intern *t, const char *s, wl_pb_buf *interned,
-                            uint32_t field)
+static uint64_t intern_into(wl_pf_writer *w, wl_pf_intern *t, const char *s, uint32_t field)
 {
     int is_new;
     uint64_t iid = intern(t, s, &is_new);
@@ -205,78 +308,152 @@ static uint64_t intern_into(wl_pf_writer *w, wl_pf_intern *t, const char *s, wl_
         return 0;
     }
     if (is_new) {
-        size_t m = wl_pb_begin(interned, field);
-        wl_pb_uint64(interned, 1, iid);
-        wl_pb_string(interned, 2, s);
-        wl_pb_end(interned, m);
+        wl_pb_buf *b = &w->interned;
+        size_t m = wl_pb_begin(b, field);
+        wl_pb_uint64(b, 1, iid);
+        wl_pb_string(b, 2, s);
+        wl_pb_end(b, m);
     }
     return iid;
 }
 
+/* The same for a string constant (static_names): by address, from a small direct-mapped cache. */
+static uint64_t intern_static(wl_pf_writer *w, wl_pf_intern *t, wl_pf_static_slot *cache, const char *s,
+                              uint32_t field)
+{
+    if (!w->static_names)
+        return intern_into(w, t, s, field);
+    wl_pf_static_slot *sl = &cache[((uintptr_t)s * 0x9e3779b97f4a7c15u) >> 58 & (WL_PF_STATIC_SLOTS - 1)];
+    if (sl->p == s)
+        return sl->iid;
+    uint64_t iid = intern_into(w, t, s, field);
+    if (iid)
+        sl->p = s, sl->iid = iid;
+    return iid;
+}
+
+/* Room for n more bytes after p in the scratch buffer (which may move). */
+static uint8_t *scratch_room(wl_pf_writer *w, uint8_t *p, size_t n)
+{
+    size_t used = p ? (size_t)(p - w->scratch) : 0;
+    if (w->scratch_cap - used >= n)
+        return w->scratch + used;
+    size_t ncap = w->scratch_cap ? w->scratch_cap : 1024;
+    while (ncap - used < n)
+        ncap *= 2;
+    uint8_t *d = realloc(w->scratch, ncap);
+    if (!d) {
+        w->failed = 1;
+        return NULL;
+    }
+    w->scratch = d;
+    w->scratch_cap = ncap;
+    return d + used;
+}
+
+/* A TrackEvent packet, encoded straight into bytes: the TrackEvent body goes to the scratch
+ * buffer (its nested annotation sizes are computed up front), then the packet, with its
+ * InternedData for names seen for the first time, is appended to the output. */
 int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
 {
     if (w->failed || e->track_uuid == 0)
         return -1;
-    /* Interned entries go into this packet's InternedData, built apart and copied in. */
-    wl_pb_buf interned;
-    wl_pb_init(&interned);
-    uint64_t name_iid = e->name ? intern_into(w, &w->names, e->name, &interned, ID_EVENT_NAMES) : 0;
-    uint64_t cat_iid =
-        e->category ? intern_into(w, &w->cats, e->category, &interned, ID_CATEGORIES) : 0;
-    uint64_t stack_iids[16], *arg_iids = stack_iids;
-    if (e->n_args > 16 && !(arg_iids = malloc(e->n_args * sizeof *arg_iids)))
-        w->failed = 1;
-    for (size_t i = 0; !w->failed && i < e->n_args; i++)
-        arg_iids[i] = intern_into(w, &w->ann_names, e->args[i].name ? e->args[i].name : "",
-                                  &interned, ID_ANNOTATION_NAMES);
-    if (w->failed || !wl_pb_ok(&interned)) {
-        w->failed = 1;
-        wl_pb_free(&interned);
-        if (arg_iids != stack_iids)
-            free(arg_iids);
+    wl_pb_reset(&w->interned);
+    uint64_t name_iid = e->name ? intern_into(w, &w->names, e->name, ID_EVENT_NAMES) : 0;
+    uint64_t cat_iid = e->category ? intern_static(w, &w->cats, w->static_cats, e->category, ID_CATEGORIES) : 0;
+    uint8_t *p = scratch_room(w, NULL, 64 + 20 * (e->n_flow_ids + e->n_terminating_flow_ids));
+    if (!p)
         return -1;
+    if (cat_iid) {
+        *p++ = (uint8_t)TAG(3, WL_PB_VARINT);
+        p = vput(p, cat_iid);
     }
-
-    wl_pb_buf *b = &w->pkt;
-    packet_begin(w, name_iid || cat_iid || e->n_args);
-    wl_pb_uint64(b, TP_TIMESTAMP, e->ts);
-    if (interned.len)
-        wl_pb_bytes(b, TP_INTERNED_DATA, interned.data, interned.len);
-    size_t te = wl_pb_begin(b, TP_TRACK_EVENT);
-    if (cat_iid)
-        wl_pb_uint64(b, 3, cat_iid);
     for (size_t i = 0; i < e->n_args; i++) {
         const wl_pf_arg *a = &e->args[i];
-        size_t m = wl_pb_begin(b, 4);
-        wl_pb_uint64(b, 1, arg_iids[i]);
+        uint64_t iid = intern_static(w, &w->ann_names, w->static_anns, a->name ? a->name : "", ID_ANNOTATION_NAMES);
+        const char *str = a->s ? a->s : "";
+        int is_str = a->kind < WL_PF_ARG_UINT || a->kind == WL_PF_ARG_STRING || a->kind > WL_PF_ARG_BOOL;
+        size_t slen = is_str ? strlen(str) : 0;
+        uint64_t v = a->kind == WL_PF_ARG_INT ? (uint64_t)a->i : a->kind == WL_PF_ARG_BOOL ? (a->u != 0) : a->u;
+        size_t body = 1 + vsize(iid);
         switch (a->kind) {
-        case WL_PF_ARG_BOOL: wl_pb_bool(b, 2, a->u != 0); break;
-        case WL_PF_ARG_UINT: wl_pb_uint64(b, 3, a->u); break;
-        case WL_PF_ARG_INT: wl_pb_int64(b, 4, a->i); break;
-        case WL_PF_ARG_DOUBLE: wl_pb_double(b, 5, a->d); break;
-        default: wl_pb_string(b, 6, a->s); break;
+        case WL_PF_ARG_BOOL: case WL_PF_ARG_UINT: case WL_PF_ARG_INT: body += 1 + vsize(v); break;
+        case WL_PF_ARG_DOUBLE: body += 9; break;
+        default: body += 1 + vsize(slen) + slen; break;
         }
-        wl_pb_end(b, m);
+        if (!iid || !(p = scratch_room(w, p, body + 64 + 20 * (e->n_flow_ids + e->n_terminating_flow_ids))))
+            return -1;
+        *p++ = (uint8_t)TAG(4, WL_PB_LEN);
+        p = vput(p, body);
+        *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
+        p = vput(p, iid);
+        switch (a->kind) {
+        case WL_PF_ARG_BOOL: *p++ = (uint8_t)TAG(2, WL_PB_VARINT); p = vput(p, v); break;
+        case WL_PF_ARG_UINT: *p++ = (uint8_t)TAG(3, WL_PB_VARINT); p = vput(p, v); break;
+        case WL_PF_ARG_INT: *p++ = (uint8_t)TAG(4, WL_PB_VARINT); p = vput(p, v); break;
+        case WL_PF_ARG_DOUBLE: {
+            uint64_t bits;
+            memcpy(&bits, &a->d, sizeof bits);
+            *p++ = (uint8_t)TAG(5, WL_PB_FIXED64);
+            p = fput(p, bits);
+            break;
+        }
+        default:
+            *p++ = (uint8_t)TAG(6, WL_PB_LEN);
+            p = vput(p, slen);
+            memcpy(p, str, slen);
+            p += slen;
+            break;
+        }
     }
-    wl_pb_uint64(b, 9, (uint64_t)e->type);
-    if (name_iid)
-        wl_pb_uint64(b, 10, name_iid);
-    wl_pb_uint64(b, 11, e->track_uuid);
+    *p++ = (uint8_t)TAG(9, WL_PB_VARINT);
+    p = vput(p, (uint64_t)e->type);
+    if (name_iid) {
+        *p++ = (uint8_t)TAG(10, WL_PB_VARINT);
+        p = vput(p, name_iid);
+    }
+    *p++ = (uint8_t)TAG(11, WL_PB_VARINT);
+    p = vput(p, e->track_uuid);
     if (e->type == WL_PF_COUNTER) {
-        if (e->has_double_value)
-            wl_pb_double(b, 44, e->double_value);
-        else
-            wl_pb_int64(b, 30, e->int_value);
+        if (e->has_double_value) {
+            uint64_t bits;
+            memcpy(&bits, &e->double_value, sizeof bits);
+            p = fput(vput(p, TAG(44, WL_PB_FIXED64)), bits);
+        } else
+            p = vput(vput(p, TAG(30, WL_PB_VARINT)), (uint64_t)e->int_value);
     }
     for (size_t i = 0; i < e->n_flow_ids; i++)
-        wl_pb_fixed64(b, 47, e->flow_ids[i]);
+        p = fput(vput(p, TAG(47, WL_PB_FIXED64)), e->flow_ids[i]);
     for (size_t i = 0; i < e->n_terminating_flow_ids; i++)
-        wl_pb_fixed64(b, 48, e->terminating_flow_ids[i]);
-    wl_pb_end(b, te);
-    wl_pb_free(&interned);
-    if (arg_iids != stack_iids)
-        free(arg_iids);
-    return packet_end(w);
+        p = fput(vput(p, TAG(48, WL_PB_FIXED64)), e->terminating_flow_ids[i]);
+    if (w->failed || !wl_pb_ok(&w->interned))
+        return w->failed = 1, -1;
+    size_t te = (size_t)(p - w->scratch), in = w->interned.len;
+
+    uint8_t pre[32];
+    size_t npre = (size_t)(packet_prefix(w, pre, name_iid || cat_iid || e->n_args) - pre);
+    size_t n = npre + 1 + vsize(e->ts) + (in ? 1 + vsize(in) + in : 0) + 1 + vsize(te) + te;
+    uint8_t *o = room(w, &w->out, n + 12);
+    if (!o)
+        return -1;
+    *o++ = (uint8_t)TAG(1, WL_PB_LEN);
+    o = vput(o, n);
+    memcpy(o, pre, npre);
+    o += npre;
+    *o++ = (uint8_t)TAG(TP_TIMESTAMP, WL_PB_VARINT);
+    o = vput(o, e->ts);
+    if (in) {
+        *o++ = (uint8_t)TAG(TP_INTERNED_DATA, WL_PB_LEN);
+        o = vput(o, in);
+        memcpy(o, w->interned.data, in);
+        o += in;
+    }
+    *o++ = (uint8_t)TAG(TP_TRACK_EVENT, WL_PB_LEN);
+    o = vput(o, te);
+    memcpy(o, w->scratch, te);
+    w->out.len = (size_t)(o + te - w->out.data);
+    w->packets++;
+    return w->out.len >= OUT_CHUNK ? flush_out(w) : 0;
 }
 
 int wl_pf_write_clock_snapshot(wl_pf_writer *w, uint64_t packet_ts, const wl_pf_clock *clocks,

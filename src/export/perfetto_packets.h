@@ -28,9 +28,16 @@ enum { WL_PF_UNIT_TIME_NS = 1, WL_PF_UNIT_COUNT = 2, WL_PF_UNIT_SIZE_BYTES = 3 }
 
 typedef struct wl_pf_intern {
     char **keys;     /* owned copies */
-    uint64_t *iids;
+    size_t *lens;
+    uint64_t *iids, *hashes;
     size_t cap, n;   /* open addressing, cap a power of two */
 } wl_pf_intern;
+
+#define WL_PF_STATIC_SLOTS 64
+typedef struct wl_pf_static_slot {
+    const char *p;   /* a constant string's address */
+    uint64_t iid;
+} wl_pf_static_slot;
 
 typedef struct wl_pf_writer {
     FILE *fp;
@@ -38,8 +45,16 @@ typedef struct wl_pf_writer {
     uint32_t clock_id;        /* 0: Perfetto's default (BOOTTIME); else declared per sequence */
     int started;              /* first packet written */
     int failed;
+    /* Set by a caller whose categories and annotation names are string constants (never the
+     * same address for another text): they are then interned by address, without hashing. */
+    int static_names;
     wl_pb_buf pkt;
+    wl_pb_buf out;            /* packets not yet written to fp (written in large chunks) */
+    wl_pb_buf interned;       /* one event's InternedData */
+    uint8_t *scratch;         /* one event's TrackEvent and interned data */
+    size_t scratch_cap;
     wl_pf_intern names, cats, ann_names;
+    wl_pf_static_slot static_cats[WL_PF_STATIC_SLOTS], static_anns[WL_PF_STATIC_SLOTS];
     uint64_t packets;
 } wl_pf_writer;
 

@@ -1,5 +1,6 @@
 /* Pieces of the timeline model (timeline_model.c) kept in their own files: per-launch occupancy
- * with a small cache, and the per-device GPU fill / concurrency counters. */
+ * with a small cache, the background readers, the set of open flows, and the per-device GPU fill /
+ * concurrency counters. */
 #ifndef WARPLENS_EXPORT_TIMELINE_INTERNAL_H
 #define WARPLENS_EXPORT_TIMELINE_INTERNAL_H
 
@@ -23,6 +24,26 @@ void tl_occ_cache_free(tl_occ_cache *c);
 /* Records a device row (pid, device) so later kernels on it can be evaluated. */
 int tl_occ_add_device(tl_occ_cache *c, const wl_device_row *d);
 void tl_occ_kernel(tl_occ_cache *c, const wl_gpu_item *k, tl_occ *out);
+
+/* ---- background readers (timeline_prefetch.c) ---------------------------------------------- */
+/* A thread stepping one cursor ahead of the model into a bounded ring of decoded rows. */
+typedef struct tl_reader tl_reader;
+tl_reader *tl_reader_host(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size);
+tl_reader *tl_reader_gpu(wl_session *s, char *err, size_t err_size);
+/* The next row (valid until the following call), or NULL at the end; *failed: a read failed. */
+const wl_host_item *tl_reader_next_host(tl_reader *r, int *failed);
+const wl_gpu_item *tl_reader_next_gpu(tl_reader *r, int *failed);
+/* Stops the thread (also before the end) and frees everything. */
+void tl_reader_close(tl_reader *r);
+
+/* ---- flows started and not yet ended (timeline_flows.c) ------------------------------------- */
+typedef struct tl_flows {
+    uint64_t *ids;             /* 0: empty slot */
+    size_t n, cap;
+} tl_flows;
+void tl_flows_free(tl_flows *f);
+int tl_flows_add(tl_flows *f, uint64_t id);  /* id != 0; -1 out of memory */
+int tl_flows_take(tl_flows *f, uint64_t id); /* 1 when it was there (and is removed) */
 
 /* ---- counters of one GPU (timeline_counters.c) ---------------------------------------------- */
 typedef struct tl_running {

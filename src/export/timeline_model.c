@@ -1,8 +1,8 @@
 /* The timeline model (see timeline_model.h): tracks for processes, threads, GPUs and streams,
- * lane assignment so slices nest on every track, slice annotations and flows. Host intervals
- * come thread by thread, GPU work in start order; ends are emitted lazily, just before the next
- * begin on the same lane (or when the thread/stream is flushed), so each lane's events are in
- * time order with END before a BEGIN at the same timestamp. */
+ * lane assignment so slices nest on every track, slice annotations and flows. Host intervals and
+ * GPU work come in start order, merged (timeline_prefetch.c reads both ahead in two threads);
+ * ends are emitted lazily, just before the next begin on the same lane (or when the walk ends),
+ * so each lane's events are in time order with END before a BEGIN at the same timestamp. */
 #include "export/timeline_model.h"
 
 #include <stdio.h>
@@ -52,7 +52,7 @@ typedef struct model {
     ptr_list procs, threads, streams, gpus; /* tl_group (procs: lane 0 only), tl_gpu */
     tl_group *last_stream;
     tl_occ_cache *occ;
-    ptr_list dropped_flows;    /* flows whose source slice was dropped (pathological input) */
+    tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
     uint64_t done, total;
     int failed;
 } model;
@@ -353,14 +353,6 @@ static const char *dims(char *b, const int d[3])
     return b;
 }
 
-static int is_dropped_flow(const model *m, uint64_t f)
-{
-    for (size_t i = 0; i < m->dropped_flows.n; i++)
-        if ((uint64_t)(uintptr_t)m->dropped_flows.p[i] == f)
-            return 1;
-    return 0;
-}
-
 static void progress(model *m)
 {
     if (m->o && m->o->progress && (++m->done & 0xffff) == 0)
@@ -373,11 +365,8 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
     tl_lane *l = place(m, g, it->start_ns, it->end_ns, &err);
     if (err)
         return -1;
-    if (!l) {
+    if (!l) { /* its flows are not started, so their destinations end none */
         m->st->slices_dropped++;
-        for (size_t i = 0; i < it->n_flows; i++) /* their destinations must not end a flow */
-            if (list_add(&m->dropped_flows, (void *)(uintptr_t)it->flows[i]))
-                return -1;
         return 0;
     }
     wl_pf_arg args[6];
@@ -396,6 +385,9 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
         s.flows_out = it->flows;
         s.n_flows_out = it->n_flows;
         m->st->flows += it->n_flows;
+        for (size_t i = 0; i < it->n_flows; i++)
+            if (tl_flows_add(&m->flows, it->flows[i]))
+                return -1;
     } else {
         s.kind = it->kind == WL_HOST_NVTX ? WL_TL_NVTX : WL_TL_SCOPE;
         s.category = it->kind == WL_HOST_NVTX ? "nvtx" : "scope";
@@ -426,6 +418,11 @@ static int gpu_item(model *m, const wl_gpu_item *it)
                                m->st))
             return -1;
     }
+    /* the flow of its API call when that call was drawn (it came first: it started no later) */
+    uint64_t flow = it->kind == WL_GPU_KERNEL ? WL_FLOW_KERNEL(it->id)
+                    : it->kind == WL_GPU_MEMCPY ? WL_FLOW_MEMCPY(it->id) : WL_FLOW_MEMSET(it->id);
+    if (!tl_flows_take(&m->flows, flow))
+        flow = 0;
     int err = 0;
     tl_lane *l = place(m, g, it->start_ns, it->end_ns, &err);
     if (err)
@@ -474,8 +471,7 @@ static int gpu_item(model *m, const wl_gpu_item *it)
     args[n++] = arg_u("correlation_id", it->correlation_id);
     if (it->scope[0])
         args[n++] = arg_s("scope", it->scope);
-    if (it->flow && !(m->dropped_flows.n && is_dropped_flow(m, it->flow)))
-        s.flow_in = it->flow;
+    s.flow_in = flow;
     s.args = args;
     s.n_args = n;
     m->st->slices++;
@@ -485,60 +481,46 @@ static int gpu_item(model *m, const wl_gpu_item *it)
 
 /* ---- the walk --------------------------------------------------------------------------------- */
 
-static int walk_host(model *m, uint64_t open_end, char *err, size_t n)
+/* Host and GPU rows, each read ahead by its own thread, are merged by start time (host first on
+ * ties): every thread and stream stays open until the end, and an API call is laid out before
+ * the GPU work it started, so a dropped call's flows are known when its work arrives. */
+static int walk(model *m, uint64_t open_end, char *err, size_t n)
 {
-    wl_host_cursor *c = wl_host_cursor_open(m->s, open_end, err, n);
-    if (!c)
-        return -1;
-    wl_host_item *it = malloc(sizeof *it);
-    tl_group *g = NULL;
-    int rc = it ? 0 : -1, r;
-    while (rc == 0 && (r = wl_host_cursor_next(c, it)) > 0) {
-        if (!g || g->pid != it->pid || g->tid != it->tid) {
-            if (g && flush_group(m, g))
+    tl_reader *hr = tl_reader_host(m->s, open_end, err, n);
+    tl_reader *gr = hr ? tl_reader_gpu(m->s, err, n) : NULL;
+    int rc = hr && gr ? 0 : -1, hfail = 0, gfail = 0;
+    const wl_host_item *h = rc == 0 ? tl_reader_next_host(hr, &hfail) : NULL;
+    const wl_gpu_item *g = rc == 0 ? tl_reader_next_gpu(gr, &gfail) : NULL;
+    tl_group *tg = NULL;
+    while (rc == 0 && (h || g)) {
+        if (h && (!g || h->start_ns <= g->start_ns)) {
+            if ((!tg || tg->pid != h->pid || tg->tid != h->tid) && !(tg = find_thread(m, h->pid, h->tid)))
                 rc = -1;
-            else if (!(g = find_thread(m, it->pid, it->tid)))
+            else if (host_item(m, tg, h))
                 rc = -1;
+            h = tl_reader_next_host(hr, &hfail);
+        } else {
+            if (gpu_item(m, g))
+                rc = -1;
+            g = tl_reader_next_gpu(gr, &gfail);
         }
-        if (rc == 0 && host_item(m, g, it))
-            rc = -1;
         progress(m);
     }
-    if (rc == 0 && r < 0)
-        snprintf(err, n, "reading host records failed");
-    if (rc == 0 && r < 0)
+    if (rc == 0 && (hfail || gfail)) {
+        snprintf(err, n, "reading %s records failed", hfail ? "host" : "GPU");
         rc = -1;
-    if (rc == 0 && g && flush_group(m, g))
-        rc = -1;
-    free(it);
-    wl_host_cursor_close(c);
-    return rc;
-}
-
-static int walk_gpu(model *m, char *err, size_t n)
-{
-    wl_gpu_cursor *c = wl_gpu_cursor_open(m->s, err, n);
-    if (!c)
-        return -1;
-    wl_gpu_item *it = malloc(sizeof *it);
-    int rc = it ? 0 : -1, r = 0;
-    while (rc == 0 && (r = wl_gpu_cursor_next(c, it)) > 0) {
-        if (gpu_item(m, it))
+    }
+    tl_reader_close(hr);
+    tl_reader_close(gr);
+    for (size_t i = 0; rc == 0 && i < m->threads.n; i++)
+        if (flush_group(m, m->threads.p[i]))
             rc = -1;
-        progress(m);
-    }
-    if (rc == 0 && r < 0) {
-        snprintf(err, n, "reading GPU records failed");
-        rc = -1;
-    }
     for (size_t i = 0; rc == 0 && i < m->streams.n; i++)
         if (flush_group(m, m->streams.p[i]))
             rc = -1;
     for (size_t i = 0; rc == 0 && i < m->gpus.n; i++)
         if (tl_counters_finish(&((tl_gpu *)m->gpus.p[i])->counters, m->sink, m->st))
             rc = -1;
-    free(it);
-    wl_gpu_cursor_close(c);
     return rc;
 }
 
@@ -559,7 +541,7 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     snprintf(err, err_size, "timeline export failed (out of memory or output error)");
     if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, on_process, &m) >= 0 && !m.failed &&
         wl_session_each_thread(s, on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, on_device, &m) >= 0 &&
-        !m.failed && walk_host(&m, span.end_ns, err, err_size) == 0 && walk_gpu(&m, err, err_size) == 0)
+        !m.failed && walk(&m, span.end_ns, err, err_size) == 0)
         rc = 0;
     if (rc == 0)
         err[0] = 0;
@@ -579,7 +561,7 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     free(m.threads.p);
     free(m.streams.p);
     free(m.gpus.p);
-    free(m.dropped_flows.p);
+    tl_flows_free(&m.flows);
     tl_occ_cache_free(m.occ);
     return rc;
 }

@@ -1,16 +1,18 @@
-/* Streaming cursors for the exporters (see session_cursors.h). Each cursor merges a few SQLite
- * statements that already return rows in the wanted order (through an index where the schema has
- * one, else SQLite's external sorter, which spills to temporary files rather than growing), and
- * decodes only the row it hands out. */
+/* Streaming cursors for the exporters (see session_cursors.h): the session facts they need, the
+ * pieces both cursors share, and the host cursor (the GPU cursor is in session_cursors_gpu.c).
+ * Each cursor merges a few SQLite statements that already return rows in the wanted order
+ * (through an index where the schema has one, else SQLite's external sorter, which spills to
+ * temporary files rather than growing), and decodes only the row it hands out. */
 #include "store/session_cursors.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
 
-static void text_col(sqlite3_stmt *st, int col, char *out, size_t n)
+void wl_cur_text_col(sqlite3_stmt *st, int col, char *out, size_t n)
 {
     const unsigned char *t = sqlite3_column_text(st, col);
     size_t len = t ? (size_t)sqlite3_column_bytes(st, col) : 0;
@@ -21,12 +23,16 @@ static void text_col(sqlite3_stmt *st, int col, char *out, size_t n)
     out[len] = 0;
 }
 
-static int set_err(char *err, size_t n, const char *what, sqlite3 *db)
+int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db)
 {
     if (err && n)
         snprintf(err, n, "%s: %s", what, sqlite3_errmsg(db));
     return -1;
 }
+
+/* The (pid, tid) after ?1, ?2 with API calls: one index seek per thread. */
+static const char *const THREADS_SQL =
+    "SELECT pid, tid FROM api_call WHERE (pid, tid) > (?1, ?2) ORDER BY pid, tid LIMIT 1";
 
 static uint64_t scalar(wl_session *s, const char *sql)
 {
@@ -47,9 +53,25 @@ int wl_session_get_span(wl_session *s, wl_session_span *o)
     uint64_t first = scalar(s, "SELECT min(t) FROM (SELECT min(start_ns) t FROM process WHERE start_ns > 0"
                                " UNION ALL SELECT min(start_ns) FROM kernel UNION ALL SELECT min(start_ns) FROM memcpy"
                                " UNION ALL SELECT min(start_ns) FROM nvtx_range)");
-    uint64_t api_first = scalar(s, "SELECT min(start_ns) FROM api_call WHERE start_ns > 0");
-    if (api_first && (!first || api_first < first))
-        first = api_first;
+    /* api_call has no start index: the first call of each thread, from the api_by_thread index */
+    sqlite3_stmt *th = NULL, *mn = NULL;
+    if (sqlite3_prepare_v2(s->db, THREADS_SQL, -1, &th, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(s->db, "SELECT min(start_ns) FROM api_call WHERE pid = ?1 AND tid = ?2 AND start_ns > 0",
+                           -1, &mn, NULL) == SQLITE_OK) {
+        for (int64_t pid = -1, tid = -1;; sqlite3_reset(th), sqlite3_reset(mn)) {
+            sqlite3_bind_int64(th, 1, pid);
+            sqlite3_bind_int64(th, 2, tid);
+            if (sqlite3_step(th) != SQLITE_ROW)
+                break;
+            sqlite3_bind_int64(mn, 1, pid = sqlite3_column_int64(th, 0));
+            sqlite3_bind_int64(mn, 2, tid = sqlite3_column_int64(th, 1));
+            uint64_t t = sqlite3_step(mn) == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(mn, 0) : 0;
+            if (t && (!first || t < first))
+                first = t;
+        }
+    }
+    sqlite3_finalize(th);
+    sqlite3_finalize(mn);
     o->origin_ns = first;
     /* Closes ranges that were never ended; the process end is the natural bound. */
     o->end_ns = scalar(s, "SELECT max(t) FROM (SELECT max(end_ns) t FROM process UNION ALL"
@@ -86,7 +108,7 @@ int wl_session_thread_name(wl_session *s, uint32_t pid, uint32_t tid, char *out,
     sqlite3_bind_int64(st, 1, pid);
     sqlite3_bind_int64(st, 2, tid);
     if (sqlite3_step(st) == SQLITE_ROW)
-        text_col(st, 0, out, n);
+        wl_cur_text_col(st, 0, out, n);
     sqlite3_finalize(st);
     return 0;
 }
@@ -109,15 +131,7 @@ int wl_session_each_thread(wl_session *s, void (*fn)(uint32_t, uint32_t, const c
 
 /* ---- merging ordered statements ------------------------------------------------------------- */
 
-typedef struct source {
-    sqlite3_stmt *st;
-    int state;      /* 0: must step, 1: row ready, 2: done */
-    int nkeys;      /* leading columns that order the rows */
-    int64_t key[4]; /* their values for the ready row (read once: every column call locks) */
-} source;
-
-/* Makes a row ready; returns 1 ready, 0 done, -1 error. */
-static int peek(source *src)
+int wl_cur_peek(wl_cur_source *src)
 {
     if (src->state == 0) {
         int rc = sqlite3_step(src->st);
@@ -136,27 +150,13 @@ static int peek(source *src)
 
 /* ---- small caches of names looked up by id ---------------------------------------------------- */
 
-/* Scope and kernel names repeat across millions of rows: a direct-mapped cache in front of a
- * primary-key look-up is cheaper than joining the tables in every row. */
-#define CACHE_SLOTS 1024
-typedef struct name_slot {
-    int used;
-    int64_t a, b;
-    char *s1, *s2;
-} name_slot;
-
-typedef struct name_cache {
-    sqlite3_stmt *lookup; /* ?1, ?2 -> text column(s) 0 [and 1] */
-    name_slot slot[CACHE_SLOTS];
-} name_cache;
-
-static int cache_open(name_cache *c, sqlite3 *db, const char *sql)
+int wl_cur_cache_open(wl_cur_name_cache *c, sqlite3 *db, const char *sql)
 {
     memset(c, 0, sizeof *c);
     return sqlite3_prepare_v2(db, sql, -1, &c->lookup, NULL) == SQLITE_OK ? 0 : -1;
 }
 
-static void cache_close(name_cache *c)
+void wl_cur_cache_close(wl_cur_name_cache *c)
 {
     for (int i = 0; i < CACHE_SLOTS; i++) {
         free(c->slot[i].s1);
@@ -180,10 +180,10 @@ static char *dup_col(sqlite3_stmt *st, int col)
 }
 
 /* Returns the cached slot for (a, b), looking it up on a miss; NULL on failure. */
-static const name_slot *cache_get(name_cache *c, int64_t a, int64_t b)
+const wl_cur_name_slot *wl_cur_cache_get(wl_cur_name_cache *c, int64_t a, int64_t b)
 {
     uint64_t h = ((uint64_t)a * 0x9e3779b97f4a7c15u) ^ ((uint64_t)b * 0xc2b2ae3d27d4eb4fu);
-    name_slot *sl = &c->slot[(h >> 40) & (CACHE_SLOTS - 1)];
+    wl_cur_name_slot *sl = &c->slot[(h >> 40) & (CACHE_SLOTS - 1)];
     if (sl->used && sl->a == a && sl->b == b)
         return sl;
     free(sl->s1);
@@ -206,7 +206,7 @@ static const name_slot *cache_get(name_cache *c, int64_t a, int64_t b)
     return sl;
 }
 
-static void copy_str(char *out, size_t n, const char *s)
+void wl_cur_copy_str(char *out, size_t n, const char *s)
 {
     size_t len = s ? strlen(s) : 0;
     if (len >= n)
@@ -216,40 +216,74 @@ static void copy_str(char *out, size_t n, const char *s)
     out[len] = 0;
 }
 
-#define SCOPE_NAME_SQL "SELECT name FROM scope WHERE pid = ?1 AND scope_id = ?2"
+
+/* ---- private connections -------------------------------------------------------------------- */
+
+/* Each cursor reads through its own read-only connection without SQLite's per-call mutex (a
+ * cursor is used by one thread at a time, and the exporters run the two cursors in two threads).
+ * Rows come in index order, so table pages are visited out of order: a page cache larger than
+ * SQLite's 2 MiB default keeps them from being read again (bounded, whatever the session size).
+ * Falls back to the session's own (serialized) connection when the file cannot be reopened. */
+sqlite3 *wl_cur_db(wl_session *s, int *own)
+{
+    const char *path = sqlite3_db_filename(s->db, "main");
+    sqlite3 *db = NULL;
+    *own = 0;
+    if (path && path[0] &&
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+        *own = 1;
+    else {
+        sqlite3_close(db);
+        db = s->db;
+    }
+    sqlite3_exec(db, "PRAGMA cache_size = -24576", NULL, NULL, NULL);
+    return db;
+}
 
 /* ---- host cursor ---------------------------------------------------------------------------- */
 
-/* Columns shared by the three host statements: 0 pid, 1 tid, 2 start, 3 end, 4 id, 5 name, 6 group,
- * 7 open_end; API only: 8 correlation id, 9 return value, 10 scope id (-1 none), 11 flow ids. */
-static const char *const HOST_SQL[3] = {
-    "SELECT pid, coalesce(tid, 0), start_ns, max(coalesce(end_ns, ?1), start_ns), id, name, coalesce(domain, ''),"
-    " end_ns IS NULL FROM nvtx_range ORDER BY 1, 2, 3, 4 DESC",
-    "SELECT pid, tid, start_ns, max(coalesce(end_ns, ?1), start_ns), scope_id, name, '', end_ns IS NULL"
-    " FROM scope ORDER BY 1, 2, 3, 4 DESC",
+/* Host intervals come thread by thread, or in start order across all threads (by_start: then
+ * consecutive rows are close in the tables and in the indexes the flow look-ups probe); at equal
+ * starts the longer first, then NVTX, scope, API. Sources: NVTX ranges and scopes, each one
+ * statement over all threads, and one statement per thread for API calls (the api_by_thread
+ * index orders each thread's calls).
+ * Columns: 0 pid, 1 tid, 2 start, 3 end, 4 id, 5 name, 6 group, 7 open_end; API only:
+ * 8 correlation id, 9 return value, 10 scope id (-1 none), 11 flow id (NULL none). */
+#define NVTX_SQL                                                                                        \
+    "SELECT pid, coalesce(tid, 0), start_ns, max(coalesce(end_ns, ?1), start_ns), id, name, coalesce(domain, ''),"\
+    " end_ns IS NULL FROM nvtx_range ORDER BY "
+#define SCOPE_SQL                                                                                       \
+    "SELECT pid, tid, start_ns, max(coalesce(end_ns, ?1), start_ns), scope_id, name, '', end_ns IS NULL"  \
+    " FROM scope ORDER BY "
+static const char *const BY_START = "3, 4 DESC, 1, 2, 5", *const BY_THREAD = "1, 2, 3, 4 DESC, 5";
+/* One row per kernel a launch started (graph launches: several, in kernel id order), else one row
+ * with a NULL flow; non-launch calls do not probe (the index key is NULL). */
+static const char *const API_SQL =
     "SELECT a.pid, a.tid, a.start_ns, max(a.end_ns, a.start_ns), a.id, a.name, a.category, 0, a.correlation_id,"
-    " a.return_value, coalesce(a.scope_id, -1),"
-    /* one probe per call, in the table its category can start work in; the GPU cursor applies
-     * the same rule, so a flow is written on both sides or on neither */
-    " CASE WHEN a.category IN ('launch', 'graph_launch') THEN (SELECT group_concat(k.id * 4 + 1) FROM kernel k"
-    "   WHERE k.pid = a.pid AND k.correlation_id = a.correlation_id AND k.api_id = a.id AND k.has_timestamps"
-    "   AND k.start_ns >= a.start_ns)"
-    "  WHEN a.category = 'memcpy' THEN (SELECT group_concat(m.id * 4 + 2) FROM memcpy m"
-    "   WHERE m.pid = a.pid AND m.correlation_id = a.correlation_id AND m.api_id = a.id"
-    "   AND m.end_ns >= m.start_ns AND m.start_ns >= a.start_ns)"
-    "  WHEN a.category = 'memset' THEN (SELECT group_concat(z.id * 4 + 3) FROM memset z"
-    "   WHERE z.pid = a.pid AND z.correlation_id = a.correlation_id AND z.api_id = a.id"
-    "   AND z.end_ns >= z.start_ns AND z.start_ns >= a.start_ns) END"
-    /* no end-time tie break here: it would sort every thread's calls again; two calls starting
-     * at the same nanosecond on one thread at worst land on an overlap lane */
-    " FROM api_call a ORDER BY a.pid, a.tid, a.start_ns",
+    " a.return_value, coalesce(a.scope_id, -1), k.id * 4 + 1 FROM api_call a"
+    " LEFT JOIN kernel k ON k.pid = CASE WHEN a.category IN ('launch', 'graph_launch') THEN a.pid END"
+    "  AND k.correlation_id = a.correlation_id AND k.api_id = a.id AND k.has_timestamps AND k.start_ns >= a.start_ns"
+    " WHERE a.pid = ?1 AND a.tid = ?2 ORDER BY a.start_ns, a.id";
+/* The flow rule (the GPU cursor applies the same one, so a flow is written on both sides or on
+ * neither): GPU work of the call's process and correlation id, linked to the call, with
+ * timestamps, not starting before the call; the category says which table. ?1 pid, ?2
+ * correlation id, ?3 api id, ?4 api start; one row per flow id, in id order. */
+static const char *const PROBE_SQL[2] = {
+    "SELECT id * 4 + 2 FROM memcpy WHERE pid = ?1 AND correlation_id = ?2 AND api_id = ?3 AND end_ns >= start_ns"
+    " AND start_ns >= ?4 ORDER BY id",
+    "SELECT id * 4 + 3 FROM memset WHERE pid = ?1 AND correlation_id = ?2 AND api_id = ?3 AND end_ns >= start_ns"
+    " AND start_ns >= ?4 ORDER BY id",
 };
-
 struct wl_host_cursor {
-    wl_session *s;
-    source src[3];
-    name_cache scopes;
-    int last; /* source handed out last time, -1 none */
+    sqlite3 *db;
+    int own_db;
+    wl_cur_source *src;    /* 0 NVTX, 1 scope, 2.. API calls of one thread each */
+    int nsrc;
+    int *heap;      /* sources with a row ready, smallest first */
+    int nheap;
+    int started, by_start;
+    wl_cur_name_cache scopes;
+    sqlite3_stmt *probe[2];
     uint64_t *flows;
     size_t flow_cap;
 };
@@ -258,284 +292,231 @@ void wl_host_cursor_close(wl_host_cursor *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < c->nsrc; i++)
         sqlite3_finalize(c->src[i].st);
-    cache_close(&c->scopes);
+    wl_cur_cache_close(&c->scopes);
+    for (int i = 0; i < 2; i++)
+        sqlite3_finalize(c->probe[i]);
+    if (c->own_db)
+        sqlite3_close(c->db);
+    free(c->src);
+    free(c->heap);
     free(c->flows);
     free(c);
 }
 
-/* Rows come in index order, so table pages are visited out of order: a page cache larger than
- * SQLite's 2 MiB default keeps them from being read again (bounded, whatever the session size). */
-static void larger_cache(wl_session *s)
+static int add_source(wl_host_cursor *c, const char *sql, int64_t a, int64_t b, int cap)
 {
-    sqlite3_exec(s->db, "PRAGMA cache_size = -32768", NULL, NULL, NULL);
+    if (c->nsrc == cap || sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->src[c->nsrc].st,
+                                             NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(c->src[c->nsrc].st, 1, a);
+    sqlite3_bind_int64(c->src[c->nsrc].st, 2, b);
+    c->src[c->nsrc++].nkeys = 4;
+    return 0;
 }
 
-wl_host_cursor *wl_host_cursor_open(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size)
+static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_start, char *err, size_t err_size)
 {
-    larger_cache(s);
     wl_host_cursor *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->s = s;
-    c->last = -1;
-    if (cache_open(&c->scopes, s->db, SCOPE_NAME_SQL)) {
-        set_err(err, err_size, "host cursor", s->db);
+    c->by_start = by_start;
+    c->db = wl_cur_db(s, &c->own_db);
+    sqlite3_stmt *threads = NULL;
+    char nvtx[512], scope[512];
+    snprintf(nvtx, sizeof nvtx, "%s%s", NVTX_SQL, by_start ? BY_START : BY_THREAD);
+    snprintf(scope, sizeof scope, "%s%s", SCOPE_SQL, by_start ? BY_START : BY_THREAD);
+    int cap = 16, rc = wl_cur_cache_open(&c->scopes, c->db, SCOPE_NAME_SQL);
+    if (rc == 0 && !(c->src = calloc((size_t)cap, sizeof *c->src)))
+        rc = -1;
+    if (rc == 0)
+        rc = add_source(c, nvtx, (int64_t)open_end_ns, 0, cap) || add_source(c, scope, (int64_t)open_end_ns, 0, cap);
+    if (rc == 0 && sqlite3_prepare_v2(c->db, THREADS_SQL, -1, &threads, NULL) != SQLITE_OK)
+        rc = -1;
+    for (int i = 0; rc == 0 && i < 2; i++)
+        if (sqlite3_prepare_v3(c->db, PROBE_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &c->probe[i], NULL) != SQLITE_OK)
+            rc = -1;
+    /* one statement per thread with API calls: next (pid, tid) after the last one, by index seek */
+    for (int64_t pid = -1, tid = -1; rc == 0;) {
+        sqlite3_bind_int64(threads, 1, pid);
+        sqlite3_bind_int64(threads, 2, tid);
+        int r = sqlite3_step(threads);
+        if (r != SQLITE_ROW) {
+            rc = r == SQLITE_DONE ? 0 : -1;
+            break;
+        }
+        pid = sqlite3_column_int64(threads, 0);
+        tid = sqlite3_column_int64(threads, 1);
+        sqlite3_reset(threads);
+        if (c->nsrc == cap) {
+            wl_cur_source *ns = realloc(c->src, (size_t)cap * 2 * sizeof *ns);
+            if (!ns) {
+                rc = -1;
+                break;
+            }
+            memset(ns + cap, 0, (size_t)cap * sizeof *ns);
+            c->src = ns;
+            cap *= 2;
+        }
+        rc = add_source(c, API_SQL, pid, tid, cap);
+    }
+    sqlite3_finalize(threads);
+    if (rc == 0 && !(c->heap = malloc((size_t)c->nsrc * sizeof *c->heap)))
+        rc = -1;
+    if (rc) {
+        wl_cur_set_err(err, err_size, "host cursor", c->db);
         wl_host_cursor_close(c);
         return NULL;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (sqlite3_prepare_v2(s->db, HOST_SQL[i], -1, &c->src[i].st, NULL) != SQLITE_OK) {
-            set_err(err, err_size, "host cursor", s->db);
-            wl_host_cursor_close(c);
-            return NULL;
-        }
-        if (i < 2)
-            sqlite3_bind_int64(c->src[i].st, 1, (sqlite3_int64)open_end_ns);
-        c->src[i].nkeys = 4;
     }
     return c;
 }
 
-/* Order: pid, tid, start ascending, end descending (parents first), then NVTX, scope, API. */
-static int host_less(const source *a, int ka, const source *b, int kb)
+wl_host_cursor *wl_host_cursor_open(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size)
 {
-    for (int col = 0; col < 4; col++) {
-        int64_t x = a->key[col], y = b->key[col];
-        if (x != y)
-            return col == 3 ? x > y : x < y;
-    }
-    return ka < kb;
+    return host_open(s, open_end_ns, 0, err, err_size);
 }
 
-static int parse_flows(wl_host_cursor *c, const char *list, size_t *n)
+wl_host_cursor *wl_host_cursor_open_by_start(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size)
 {
-    *n = 0;
-    if (!list)
-        return 0;
-    for (const char *p = list; *p;) {
-        char *end;
-        unsigned long long v = strtoull(p, &end, 10);
-        if (end == p)
-            break;
-        if (*n == c->flow_cap) {
-            size_t ncap = c->flow_cap ? c->flow_cap * 2 : 16;
-            uint64_t *f = realloc(c->flows, ncap * sizeof *f);
-            if (!f)
-                return -1;
-            c->flows = f;
-            c->flow_cap = ncap;
-        }
-        c->flows[(*n)++] = v;
-        p = *end == ',' ? end + 1 : end;
+    return host_open(s, open_end_ns, 1, err, err_size);
+}
+
+/* Order: [pid, tid,] start ascending, end descending (parents first), NVTX, scope, API, thread. */
+static int host_less(const wl_host_cursor *c, int ia, int ib)
+{
+    const int64_t *a = c->src[ia].key, *b = c->src[ib].key;
+    if (!c->by_start && (a[0] != b[0] || a[1] != b[1]))
+        return a[0] != b[0] ? a[0] < b[0] : a[1] < b[1];
+    if (a[2] != b[2])
+        return a[2] < b[2];
+    if (a[3] != b[3])
+        return a[3] > b[3];
+    int ka = ia < 2 ? ia : 2, kb = ib < 2 ? ib : 2;
+    if (ka != kb)
+        return ka < kb;
+    if (a[0] != b[0])
+        return a[0] < b[0];
+    if (a[1] != b[1])
+        return a[1] < b[1];
+    return ia < ib;
+}
+
+static void sift_down(wl_host_cursor *c, int i)
+{
+    for (;;) {
+        int l = 2 * i + 1, r = l + 1, m = i;
+        if (l < c->nheap && host_less(c, c->heap[l], c->heap[m]))
+            m = l;
+        if (r < c->nheap && host_less(c, c->heap[r], c->heap[m]))
+            m = r;
+        if (m == i)
+            return;
+        int t = c->heap[i];
+        c->heap[i] = c->heap[m];
+        c->heap[m] = t;
+        i = m;
     }
+}
+
+static int add_flow(wl_host_cursor *c, size_t *n, uint64_t v)
+{
+    if (*n == c->flow_cap) {
+        size_t ncap = c->flow_cap ? c->flow_cap * 2 : 16;
+        uint64_t *f = realloc(c->flows, ncap * sizeof *f);
+        if (!f)
+            return -1;
+        c->flows = f;
+        c->flow_cap = ncap;
+    }
+    c->flows[(*n)++] = v;
     return 0;
+}
+
+/* Appends the rows of a probe statement (bound by the caller) to the item's flows. */
+static int probe_flows(wl_host_cursor *c, sqlite3_stmt *st, const wl_host_item *it, size_t *n)
+{
+    sqlite3_bind_int64(st, 1, it->pid);
+    sqlite3_bind_int64(st, 2, it->correlation_id);
+    sqlite3_bind_int64(st, 3, it->id);
+    sqlite3_bind_int64(st, 4, (sqlite3_int64)it->start_ns);
+    int r;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW)
+        if (add_flow(c, n, (uint64_t)sqlite3_column_int64(st, 0)))
+            r = SQLITE_NOMEM;
+    sqlite3_reset(st);
+    return r == SQLITE_DONE ? 0 : -1;
 }
 
 int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
 {
-    if (c->last >= 0)
-        c->src[c->last].state = 0;
-    int best = -1;
-    for (int i = 0; i < 3; i++) {
-        int r = peek(&c->src[i]);
-        if (r < 0)
-            return -1;
-        if (r && (best < 0 || host_less(&c->src[i], i, &c->src[best], best)))
-            best = i;
+    if (!c->started) { /* every wl_cur_source steps once, then the heap keeps the ready ones ordered */
+        c->started = 1;
+        for (int i = 0; i < c->nsrc; i++) {
+            int r = wl_cur_peek(&c->src[i]);
+            if (r < 0)
+                return -1;
+            if (r)
+                c->heap[c->nheap++] = i;
+        }
+        for (int i = c->nheap / 2 - 1; i >= 0; i--)
+            sift_down(c, i);
     }
-    c->last = best;
-    if (best < 0)
+    if (c->nheap == 0)
         return 0;
-    sqlite3_stmt *st = c->src[best].st;
+    int best = c->heap[0];
+    wl_cur_source *src = &c->src[best];
+    sqlite3_stmt *st = src->st;
     it->kind = best == 0 ? WL_HOST_NVTX : best == 1 ? WL_HOST_SCOPE : WL_HOST_API;
-    it->pid = (uint32_t)c->src[best].key[0];
-    it->tid = (uint32_t)c->src[best].key[1];
-    it->start_ns = (uint64_t)c->src[best].key[2];
-    it->end_ns = (uint64_t)c->src[best].key[3];
+    it->pid = (uint32_t)src->key[0];
+    it->tid = (uint32_t)src->key[1];
+    it->start_ns = (uint64_t)src->key[2];
+    it->end_ns = (uint64_t)src->key[3];
     it->id = sqlite3_column_int64(st, 4);
-    text_col(st, 5, it->name, sizeof it->name);
-    text_col(st, 6, it->group, sizeof it->group);
+    wl_cur_text_col(st, 5, it->name, sizeof it->name);
+    wl_cur_text_col(st, 6, it->group, sizeof it->group);
     it->open_end = sqlite3_column_int(st, 7);
     it->scope[0] = 0;
     it->correlation_id = 0;
     it->return_value = 0;
     it->flows = NULL;
     it->n_flows = 0;
+    src->state = 0;
     if (it->kind == WL_HOST_API) {
         it->correlation_id = (uint32_t)sqlite3_column_int64(st, 8);
         it->return_value = sqlite3_column_int64(st, 9);
         int64_t scope = sqlite3_column_int64(st, 10);
         if (scope >= 0) {
-            const name_slot *sl = cache_get(&c->scopes, it->pid, scope);
+            const wl_cur_name_slot *sl = wl_cur_cache_get(&c->scopes, it->pid, scope);
             if (!sl)
                 return -1;
-            copy_str(it->scope, sizeof it->scope, sl->s1);
+            wl_cur_copy_str(it->scope, sizeof it->scope, sl->s1);
         }
-        if (parse_flows(c, (const char *)sqlite3_column_text(st, 11), &it->n_flows))
-            return -1;
+        /* a launch's flows are its consecutive rows; copies and sets probe their table */
+        const char *cat = it->group;
+        int r = 1;
+        if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
+            if (add_flow(c, &it->n_flows, (uint64_t)sqlite3_column_int64(st, 11)))
+                return -1;
+            while ((r = wl_cur_peek(src)) > 0 && sqlite3_column_int64(st, 4) == it->id) {
+                if (add_flow(c, &it->n_flows, (uint64_t)sqlite3_column_int64(st, 11)))
+                    return -1;
+                src->state = 0;
+            }
+        } else if (!strcmp(cat, "memcpy") || !strcmp(cat, "memset"))
+            r = probe_flows(c, c->probe[cat[3] == 'c' ? 0 : 1], it, &it->n_flows) ? -1 : 1;
         it->flows = c->flows;
+        if (r < 0)
+            return -1;
     }
+    /* the wl_cur_source's next row replaces it at the top of the heap, or the wl_cur_source leaves */
+    int r = wl_cur_peek(src);
+    if (r < 0)
+        return -1;
+    if (!r)
+        c->heap[0] = c->heap[--c->nheap];
+    if (c->nheap)
+        sift_down(c, 0);
     return 1;
 }
 
-/* ---- GPU cursor ----------------------------------------------------------------------------- */
-
-/* Columns shared by the three GPU statements: 0 start, 1 end, 2 id, 3 pid, 4 device, 5 stream,
- * 6 correlation id, 7 flow, 8 graph id, 9 scope id (-1 none); then per kind (see gpu_decode).
- * Rows come in start order only: ties are rare and any order of equal starts nests or lands on
- * an overlap lane. */
-static const char *const GPU_SQL[3] = {
-    "SELECT k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id,"
-    " CASE WHEN a.id IS NOT NULL AND a.pid = k.pid AND a.correlation_id = k.correlation_id"
-    "  AND a.category IN ('launch', 'graph_launch') AND k.start_ns >= a.start_ns THEN k.id * 4 + 1 ELSE 0 END,"
-    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1),"
-    " k.name_id, 0, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
-    " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"
-    " coalesce(k.registers_per_thread, 0), coalesce(k.static_smem, 0), coalesce(k.dynamic_smem, 0),"
-    " coalesce(k.smem_limit_config, 0), coalesce(k.carveout_requested, -1),"
-    " coalesce(k.queue_delay_ns, -1), coalesce(k.submit_delay_ns, -1)"
-    " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id"
-    " WHERE k.has_timestamps ORDER BY k.start_ns",
-    "SELECT m.start_ns, m.end_ns, m.id, m.pid, coalesce(m.device_id, 0), coalesce(m.stream_id, 0),"
-    " coalesce(m.correlation_id, 0),"
-    " CASE WHEN a.id IS NOT NULL AND a.pid = m.pid AND a.correlation_id = m.correlation_id"
-    "  AND a.category = 'memcpy' AND m.start_ns >= a.start_ns THEN m.id * 4 + 2 ELSE 0 END,"
-    " coalesce(m.graph_id, -1), coalesce(m.scope_id, -1),"
-    " m.kind, m.src_kind, m.dst_kind, m.bytes, coalesce(m.bandwidth_gbps, 0)"
-    " FROM memcpy m LEFT JOIN api_call a ON a.id = m.api_id"
-    " WHERE m.start_ns IS NOT NULL AND m.end_ns >= m.start_ns ORDER BY m.start_ns",
-    "SELECT z.start_ns, z.end_ns, z.id, z.pid, coalesce(z.device_id, 0), coalesce(z.stream_id, 0),"
-    " coalesce(z.correlation_id, 0),"
-    " CASE WHEN a.id IS NOT NULL AND a.pid = z.pid AND a.correlation_id = z.correlation_id"
-    "  AND a.category = 'memset' AND z.start_ns >= a.start_ns THEN z.id * 4 + 3 ELSE 0 END,"
-    " coalesce(z.graph_id, -1), coalesce(z.scope_id, -1),"
-    " z.memory_kind, z.bytes, coalesce(z.bandwidth_gbps, 0)"
-    " FROM memset z LEFT JOIN api_call a ON a.id = z.api_id"
-    " WHERE z.start_ns IS NOT NULL AND z.end_ns >= z.start_ns ORDER BY z.start_ns",
-};
-
-struct wl_gpu_cursor {
-    source src[3];
-    int last;
-    name_cache scopes, kernels;
-};
-
-void wl_gpu_cursor_close(wl_gpu_cursor *c)
-{
-    if (!c)
-        return;
-    for (int i = 0; i < 3; i++)
-        sqlite3_finalize(c->src[i].st);
-    cache_close(&c->scopes);
-    cache_close(&c->kernels);
-    free(c);
-}
-
-wl_gpu_cursor *wl_gpu_cursor_open(wl_session *s, char *err, size_t err_size)
-{
-    larger_cache(s);
-    wl_gpu_cursor *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->last = -1;
-    if (cache_open(&c->scopes, s->db, SCOPE_NAME_SQL) ||
-        cache_open(&c->kernels, s->db,
-                   "SELECT CASE WHEN demangled <> '' THEN demangled ELSE mangled END, short_name FROM kernel_name"
-                   " WHERE id = ?1 AND ?2 = 0")) {
-        set_err(err, err_size, "GPU cursor", s->db);
-        wl_gpu_cursor_close(c);
-        return NULL;
-    }
-    for (int i = 0; i < 3; i++) {
-        if (sqlite3_prepare_v2(s->db, GPU_SQL[i], -1, &c->src[i].st, NULL) != SQLITE_OK) {
-            set_err(err, err_size, "GPU cursor", s->db);
-            wl_gpu_cursor_close(c);
-            return NULL;
-        }
-        c->src[i].nkeys = 1;
-    }
-    return c;
-}
-
-static int gpu_less(const source *a, int ka, const source *b, int kb)
-{
-    if (a->key[0] != b->key[0])
-        return a->key[0] < b->key[0];
-    return ka < kb;
-}
-
-static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_gpu_item *it)
-{
-    it->kind = kind;
-    it->start_ns = (uint64_t)sqlite3_column_int64(st, 0);
-    it->end_ns = (uint64_t)sqlite3_column_int64(st, 1);
-    it->id = sqlite3_column_int64(st, 2);
-    it->pid = (uint32_t)sqlite3_column_int64(st, 3);
-    it->device_id = (uint32_t)sqlite3_column_int64(st, 4);
-    it->stream_id = sqlite3_column_int64(st, 5);
-    it->correlation_id = (uint32_t)sqlite3_column_int64(st, 6);
-    it->flow = (uint64_t)sqlite3_column_int64(st, 7);
-    it->graph_id = sqlite3_column_int64(st, 8);
-    int64_t scope = sqlite3_column_int64(st, 9);
-    it->scope[0] = 0;
-    if (scope >= 0) {
-        const name_slot *sl = cache_get(&c->scopes, it->pid, scope);
-        if (!sl)
-            return -1;
-        copy_str(it->scope, sizeof it->scope, sl->s1);
-    }
-    it->name[0] = it->short_name[0] = it->copy_kind[0] = it->src_kind[0] = it->dst_kind[0] = 0;
-    it->bytes = 0;
-    it->gbps = 0;
-    if (kind == WL_GPU_KERNEL) {
-        const name_slot *sl = cache_get(&c->kernels, sqlite3_column_int64(st, 10), 0);
-        if (!sl)
-            return -1;
-        copy_str(it->name, sizeof it->name, sl->s1);
-        copy_str(it->short_name, sizeof it->short_name, sl->s2);
-        for (int i = 0; i < 3; i++) {
-            it->grid[i] = sqlite3_column_int(st, 12 + i);
-            it->block[i] = sqlite3_column_int(st, 15 + i);
-        }
-        it->cluster_size = sqlite3_column_int(st, 18);
-        it->registers = sqlite3_column_int(st, 19);
-        it->static_smem = sqlite3_column_int(st, 20);
-        it->dynamic_smem = sqlite3_column_int(st, 21);
-        it->smem_limit_config = sqlite3_column_int(st, 22);
-        it->carveout = sqlite3_column_int(st, 23);
-        it->queue_delay_ns = sqlite3_column_int64(st, 24);
-        it->submit_delay_ns = sqlite3_column_int64(st, 25);
-    } else if (kind == WL_GPU_MEMCPY) {
-        text_col(st, 10, it->copy_kind, sizeof it->copy_kind);
-        text_col(st, 11, it->src_kind, sizeof it->src_kind);
-        text_col(st, 12, it->dst_kind, sizeof it->dst_kind);
-        it->bytes = (uint64_t)sqlite3_column_int64(st, 13);
-        it->gbps = sqlite3_column_double(st, 14);
-    } else {
-        snprintf(it->copy_kind, sizeof it->copy_kind, "memset");
-        text_col(st, 10, it->dst_kind, sizeof it->dst_kind);
-        it->bytes = (uint64_t)sqlite3_column_int64(st, 11);
-        it->gbps = sqlite3_column_double(st, 12);
-    }
-    return 0;
-}
-
-int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *it)
-{
-    if (c->last >= 0)
-        c->src[c->last].state = 0;
-    int best = -1;
-    for (int i = 0; i < 3; i++) {
-        int r = peek(&c->src[i]);
-        if (r < 0)
-            return -1;
-        if (r && (best < 0 || gpu_less(&c->src[i], i, &c->src[best], best)))
-            best = i;
-    }
-    c->last = best;
-    if (best < 0)
-        return 0;
-    return gpu_decode(c, c->src[best].st, (wl_gpu_kind)(best + 1), it) ? -1 : 1;
-}

@@ -1,6 +1,7 @@
 /* Streaming cursors over a session for the exporters (Perfetto, Chrome JSON, HTML report): host
- * intervals (API calls, NVTX ranges, scopes) in (pid, tid, start) order and GPU work (kernels,
- * memcpy, memset) in start order, one row at a time, so memory does not grow with the session.
+ * intervals (API calls, NVTX ranges, scopes) in (pid, tid, start) or start order and GPU work
+ * (kernels, memcpy, memset) in start order, one row at a time, so memory does not grow with the
+ * session (it grows with the number of threads that made API calls: one statement each).
  * Both cursors agree on which GPU work has a flow from its API call: the API call exists, its
  * category can start that work (launch/graph_launch: kernels, memcpy, memset), the work has
  * timestamps and it does not start before the call (see docs/formats.md). */
@@ -53,8 +54,14 @@ typedef struct wl_host_item {
     size_t n_flows;
 } wl_host_item;
 
+/* Each cursor reads through its own read-only connection (when the session file can be opened
+ * again), so a host and a GPU cursor can be stepped by two threads at once. */
 typedef struct wl_host_cursor wl_host_cursor;
 wl_host_cursor *wl_host_cursor_open(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size);
+/* The same rows in start order across all threads (per thread, the order above; at equal starts
+ * the longer interval first, then NVTX, scope, API): what the exporters walk, since consecutive
+ * rows are then close in the tables and the flow look-ups hit cached pages. */
+wl_host_cursor *wl_host_cursor_open_by_start(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size);
 /* Returns 1 with *item filled, 0 at the end, -1 on error. */
 int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *item);
 void wl_host_cursor_close(wl_host_cursor *c);
@@ -85,6 +92,9 @@ typedef struct wl_gpu_item {
 
 typedef struct wl_gpu_cursor wl_gpu_cursor;
 wl_gpu_cursor *wl_gpu_cursor_open(wl_session *s, char *err, size_t err_size);
+/* The same rows with flow always 0 (no look-up of the API call): for a reader that takes the flow
+ * ids from the host cursor's API calls, whose GPU work always starts later. */
+wl_gpu_cursor *wl_gpu_cursor_open_unlinked(wl_session *s, char *err, size_t err_size);
 int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *item);
 void wl_gpu_cursor_close(wl_gpu_cursor *c);
 

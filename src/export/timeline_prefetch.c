@@ -1,0 +1,193 @@
+/* Background readers for the timeline model (see timeline_internal.h): one thread per cursor
+ * steps its SQLite statements and decodes rows into a ring of a few fixed batches while the
+ * model lays out and encodes the rows already read, so reading and writing overlap on two cores.
+ * The ring holds NBATCH x BATCH items whatever the session size; the producer waits when every
+ * batch is full, the consumer when none is, and they meet once per batch (one mutex round trip
+ * per BATCH rows). */
+#include "export/timeline_internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NBATCH 4
+#define BATCH 256
+
+typedef struct host_slot {     /* a host item and its own copy of the flow ids */
+    wl_host_item it;
+    uint64_t *flows;
+    size_t cap;
+} host_slot;
+
+struct tl_reader {
+    int gpu;                   /* 0: host items, 1: GPU items */
+    wl_host_cursor *host;
+    wl_gpu_cursor *gpuc;
+    host_slot *hs;             /* NBATCH * BATCH slots of one kind */
+    wl_gpu_item *gs;
+    pthread_t thread;
+    int started, has_thread;    /* mutex and condition ready; thread running */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t count[NBATCH];      /* items in each produced batch */
+    uint64_t produced, consumed; /* batches, monotonic */
+    int done, failed, stop;
+    /* consumer side, touched by the consumer only */
+    uint64_t cur;              /* batch being read */
+    size_t pos;
+    int holding;
+};
+
+/* Reads one row into slot i; 1 read, 0 end, -1 error. */
+static int fill(tl_reader *r, size_t i)
+{
+    if (r->gpu)
+        return wl_gpu_cursor_next(r->gpuc, &r->gs[i]);
+    host_slot *s = &r->hs[i];
+    int rc = wl_host_cursor_next(r->host, &s->it);
+    if (rc <= 0 || s->it.n_flows == 0)
+        return rc;
+    if (s->it.n_flows > s->cap) { /* the cursor's flow list lives until its next row: copy it */
+        uint64_t *f = realloc(s->flows, s->it.n_flows * sizeof *f);
+        if (!f)
+            return -1;
+        s->flows = f;
+        s->cap = s->it.n_flows;
+    }
+    memcpy(s->flows, s->it.flows, s->it.n_flows * sizeof *s->flows);
+    s->it.flows = s->flows;
+    return 1;
+}
+
+static void *produce(void *arg)
+{
+    tl_reader *r = arg;
+    for (uint64_t seq = 0;; seq++) {
+        pthread_mutex_lock(&r->mu);
+        while (seq - r->consumed >= NBATCH && !r->stop)
+            pthread_cond_wait(&r->cv, &r->mu);
+        int stop = r->stop;
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
+            return NULL;
+        size_t b = (size_t)(seq % NBATCH), n = 0;
+        int rc = 1;
+        while (n < BATCH && (rc = fill(r, b * BATCH + n)) > 0)
+            n++;
+        pthread_mutex_lock(&r->mu);
+        r->count[b] = n;
+        r->produced = seq + 1;
+        if (rc <= 0) {
+            r->done = 1;
+            r->failed = rc < 0;
+        }
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        if (rc <= 0)
+            return NULL;
+    }
+}
+
+static tl_reader *start(tl_reader *r)
+{
+    if (pthread_mutex_init(&r->mu, NULL))
+        goto fail;
+    if (pthread_cond_init(&r->cv, NULL)) {
+        pthread_mutex_destroy(&r->mu);
+        goto fail;
+    }
+    r->started = 1;
+    if (pthread_create(&r->thread, NULL, produce, r) == 0) {
+        r->has_thread = 1;
+        return r;
+    }
+    r->done = r->failed = 1; /* no thread: reads nothing and reports the failure */
+    return r;
+fail:
+    tl_reader_close(r);
+    return NULL;
+}
+
+tl_reader *tl_reader_host(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size)
+{
+    tl_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    if (!(r->hs = calloc(NBATCH * BATCH, sizeof *r->hs)) ||
+        !(r->host = wl_host_cursor_open_by_start(s, open_end_ns, err, err_size))) {
+        tl_reader_close(r);
+        return NULL;
+    }
+    return start(r);
+}
+
+tl_reader *tl_reader_gpu(wl_session *s, char *err, size_t err_size)
+{
+    tl_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->gpu = 1;
+    if (!(r->gs = malloc(NBATCH * BATCH * sizeof *r->gs)) || !(r->gpuc = wl_gpu_cursor_open_unlinked(s, err, err_size))) {
+        tl_reader_close(r);
+        return NULL;
+    }
+    return start(r);
+}
+
+/* Index of the next item, or -1 at the end (*failed tells an error from the end). */
+static long next_index(tl_reader *r, int *failed)
+{
+    if (r->holding && r->pos < r->count[r->cur % NBATCH])
+        return (long)((r->cur % NBATCH) * BATCH + r->pos++);
+    pthread_mutex_lock(&r->mu);
+    if (r->holding) { /* hand the finished batch back */
+        r->holding = 0;
+        r->consumed = ++r->cur;
+        pthread_cond_broadcast(&r->cv);
+    }
+    while (r->produced <= r->cur && !r->done)
+        pthread_cond_wait(&r->cv, &r->mu);
+    int have = r->produced > r->cur && r->count[r->cur % NBATCH] > 0;
+    *failed = !have && r->failed;
+    pthread_mutex_unlock(&r->mu);
+    if (!have)
+        return -1;
+    r->holding = 1;
+    r->pos = 1;
+    return (long)((r->cur % NBATCH) * BATCH);
+}
+
+const wl_host_item *tl_reader_next_host(tl_reader *r, int *failed)
+{
+    long i = next_index(r, failed);
+    return i < 0 ? NULL : &r->hs[i].it;
+}
+
+const wl_gpu_item *tl_reader_next_gpu(tl_reader *r, int *failed)
+{
+    long i = next_index(r, failed);
+    return i < 0 ? NULL : &r->gs[i];
+}
+
+void tl_reader_close(tl_reader *r)
+{
+    if (!r)
+        return;
+    if (r->started) {
+        pthread_mutex_lock(&r->mu);
+        r->stop = 1;
+        pthread_cond_broadcast(&r->cv);
+        pthread_mutex_unlock(&r->mu);
+        if (r->has_thread)
+            pthread_join(r->thread, NULL);
+        pthread_cond_destroy(&r->cv);
+        pthread_mutex_destroy(&r->mu);
+    }
+    wl_host_cursor_close(r->host);
+    wl_gpu_cursor_close(r->gpuc);
+    for (size_t i = 0; r->hs && i < NBATCH * BATCH; i++)
+        free(r->hs[i].flows);
+    free(r->hs);
+    free(r->gs);
+    free(r);
+}

@@ -1,0 +1,176 @@
+/* The GPU cursor (see session_cursors.h): kernels, copies and sets in start order, merged from
+ * three statements that each walk a start-time index (kernels and copies) or SQLite's sorter
+ * (sets), decoding only the row handed out. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/session_cursors.h"
+#include "store/session_cursors_internal.h"
+
+/* Columns shared by the three GPU statements: 0 start, 1 end, 2 id, 3 pid, 4 device, 5 stream,
+ * 6 correlation id, 7 flow, 8 graph id, 9 scope id (-1 none); then per kind (see gpu_decode).
+ * Rows come in start order only: ties are rare and any order of equal starts nests or lands on
+ * an overlap lane. */
+static const char *const GPU_SQL[3] = {
+    "SELECT k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id,"
+    " CASE WHEN a.id IS NOT NULL AND a.pid = k.pid AND a.correlation_id = k.correlation_id"
+    "  AND a.category IN ('launch', 'graph_launch') AND k.start_ns >= a.start_ns THEN k.id * 4 + 1 ELSE 0 END,"
+    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1),"
+    " k.name_id, 0, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
+    " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"
+    " coalesce(k.registers_per_thread, 0), coalesce(k.static_smem, 0), coalesce(k.dynamic_smem, 0),"
+    " coalesce(k.smem_limit_config, 0), coalesce(k.carveout_requested, -1),"
+    " coalesce(k.queue_delay_ns, -1), coalesce(k.submit_delay_ns, -1)"
+    " FROM kernel k LEFT JOIN api_call a ON a.id = CASE WHEN ?1 THEN k.api_id END"
+    " WHERE k.has_timestamps ORDER BY k.start_ns",
+    "SELECT m.start_ns, m.end_ns, m.id, m.pid, coalesce(m.device_id, 0), coalesce(m.stream_id, 0),"
+    " coalesce(m.correlation_id, 0),"
+    " CASE WHEN a.id IS NOT NULL AND a.pid = m.pid AND a.correlation_id = m.correlation_id"
+    "  AND a.category = 'memcpy' AND m.start_ns >= a.start_ns THEN m.id * 4 + 2 ELSE 0 END,"
+    " coalesce(m.graph_id, -1), coalesce(m.scope_id, -1),"
+    " m.kind, m.src_kind, m.dst_kind, m.bytes, coalesce(m.bandwidth_gbps, 0)"
+    " FROM memcpy m LEFT JOIN api_call a ON a.id = CASE WHEN ?1 THEN m.api_id END"
+    " WHERE m.start_ns IS NOT NULL AND m.end_ns >= m.start_ns ORDER BY m.start_ns",
+    "SELECT z.start_ns, z.end_ns, z.id, z.pid, coalesce(z.device_id, 0), coalesce(z.stream_id, 0),"
+    " coalesce(z.correlation_id, 0),"
+    " CASE WHEN a.id IS NOT NULL AND a.pid = z.pid AND a.correlation_id = z.correlation_id"
+    "  AND a.category = 'memset' AND z.start_ns >= a.start_ns THEN z.id * 4 + 3 ELSE 0 END,"
+    " coalesce(z.graph_id, -1), coalesce(z.scope_id, -1),"
+    " z.memory_kind, z.bytes, coalesce(z.bandwidth_gbps, 0)"
+    " FROM memset z LEFT JOIN api_call a ON a.id = CASE WHEN ?1 THEN z.api_id END"
+    " WHERE z.start_ns IS NOT NULL AND z.end_ns >= z.start_ns ORDER BY z.start_ns",
+};
+
+struct wl_gpu_cursor {
+    sqlite3 *db;
+    int own_db;
+    wl_cur_source src[3];
+    int last;
+    wl_cur_name_cache scopes, kernels;
+};
+
+void wl_gpu_cursor_close(wl_gpu_cursor *c)
+{
+    if (!c)
+        return;
+    for (int i = 0; i < 3; i++)
+        sqlite3_finalize(c->src[i].st);
+    wl_cur_cache_close(&c->scopes);
+    wl_cur_cache_close(&c->kernels);
+    if (c->own_db)
+        sqlite3_close(c->db);
+    free(c);
+}
+
+static wl_gpu_cursor *gpu_open(wl_session *s, int linked, char *err, size_t err_size)
+{
+    wl_gpu_cursor *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->last = -1;
+    c->db = wl_cur_db(s, &c->own_db);
+    int rc = wl_cur_cache_open(&c->scopes, c->db, SCOPE_NAME_SQL) ||
+             wl_cur_cache_open(&c->kernels, c->db,
+                        "SELECT CASE WHEN demangled <> '' THEN demangled ELSE mangled END, short_name FROM kernel_name"
+                        " WHERE id = ?1 AND ?2 = 0");
+    for (int i = 0; rc == 0 && i < 3; i++) {
+        rc = sqlite3_prepare_v3(c->db, GPU_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &c->src[i].st, NULL);
+        sqlite3_bind_int(c->src[i].st, 1, linked); /* 0: the api_call join looks nothing up */
+        c->src[i].nkeys = 1;
+    }
+    if (rc) {
+        wl_cur_set_err(err, err_size, "GPU cursor", c->db);
+        wl_gpu_cursor_close(c);
+        return NULL;
+    }
+    return c;
+}
+
+wl_gpu_cursor *wl_gpu_cursor_open(wl_session *s, char *err, size_t err_size) { return gpu_open(s, 1, err, err_size); }
+
+wl_gpu_cursor *wl_gpu_cursor_open_unlinked(wl_session *s, char *err, size_t err_size)
+{
+    return gpu_open(s, 0, err, err_size);
+}
+
+static int gpu_less(const wl_cur_source *a, int ka, const wl_cur_source *b, int kb)
+{
+    if (a->key[0] != b->key[0])
+        return a->key[0] < b->key[0];
+    return ka < kb;
+}
+
+static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_gpu_item *it)
+{
+    it->kind = kind;
+    it->start_ns = (uint64_t)sqlite3_column_int64(st, 0);
+    it->end_ns = (uint64_t)sqlite3_column_int64(st, 1);
+    it->id = sqlite3_column_int64(st, 2);
+    it->pid = (uint32_t)sqlite3_column_int64(st, 3);
+    it->device_id = (uint32_t)sqlite3_column_int64(st, 4);
+    it->stream_id = sqlite3_column_int64(st, 5);
+    it->correlation_id = (uint32_t)sqlite3_column_int64(st, 6);
+    it->flow = (uint64_t)sqlite3_column_int64(st, 7);
+    it->graph_id = sqlite3_column_int64(st, 8);
+    int64_t scope = sqlite3_column_int64(st, 9);
+    it->scope[0] = 0;
+    if (scope >= 0) {
+        const wl_cur_name_slot *sl = wl_cur_cache_get(&c->scopes, it->pid, scope);
+        if (!sl)
+            return -1;
+        wl_cur_copy_str(it->scope, sizeof it->scope, sl->s1);
+    }
+    it->name[0] = it->short_name[0] = it->copy_kind[0] = it->src_kind[0] = it->dst_kind[0] = 0;
+    it->bytes = 0;
+    it->gbps = 0;
+    if (kind == WL_GPU_KERNEL) {
+        const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, sqlite3_column_int64(st, 10), 0);
+        if (!sl)
+            return -1;
+        wl_cur_copy_str(it->name, sizeof it->name, sl->s1);
+        wl_cur_copy_str(it->short_name, sizeof it->short_name, sl->s2);
+        for (int i = 0; i < 3; i++) {
+            it->grid[i] = sqlite3_column_int(st, 12 + i);
+            it->block[i] = sqlite3_column_int(st, 15 + i);
+        }
+        it->cluster_size = sqlite3_column_int(st, 18);
+        it->registers = sqlite3_column_int(st, 19);
+        it->static_smem = sqlite3_column_int(st, 20);
+        it->dynamic_smem = sqlite3_column_int(st, 21);
+        it->smem_limit_config = sqlite3_column_int(st, 22);
+        it->carveout = sqlite3_column_int(st, 23);
+        it->queue_delay_ns = sqlite3_column_int64(st, 24);
+        it->submit_delay_ns = sqlite3_column_int64(st, 25);
+    } else if (kind == WL_GPU_MEMCPY) {
+        wl_cur_text_col(st, 10, it->copy_kind, sizeof it->copy_kind);
+        wl_cur_text_col(st, 11, it->src_kind, sizeof it->src_kind);
+        wl_cur_text_col(st, 12, it->dst_kind, sizeof it->dst_kind);
+        it->bytes = (uint64_t)sqlite3_column_int64(st, 13);
+        it->gbps = sqlite3_column_double(st, 14);
+    } else {
+        snprintf(it->copy_kind, sizeof it->copy_kind, "memset");
+        wl_cur_text_col(st, 10, it->dst_kind, sizeof it->dst_kind);
+        it->bytes = (uint64_t)sqlite3_column_int64(st, 11);
+        it->gbps = sqlite3_column_double(st, 12);
+    }
+    return 0;
+}
+
+int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *it)
+{
+    if (c->last >= 0)
+        c->src[c->last].state = 0;
+    int best = -1;
+    for (int i = 0; i < 3; i++) {
+        int r = wl_cur_peek(&c->src[i]);
+        if (r < 0)
+            return -1;
+        if (r && (best < 0 || gpu_less(&c->src[i], i, &c->src[best], best)))
+            best = i;
+    }
+    c->last = best;
+    if (best < 0)
+        return 0;
+    return gpu_decode(c, c->src[best].st, (wl_gpu_kind)(best + 1), it) ? -1 : 1;
+}

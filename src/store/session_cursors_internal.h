@@ -1,0 +1,48 @@
+/* Pieces shared by the two cursor files (session_cursors.c: helpers and the host cursor;
+ * session_cursors_gpu.c: the GPU cursor). Internal to the store. */
+#ifndef WARPLENS_STORE_SESSION_CURSORS_INTERNAL_H
+#define WARPLENS_STORE_SESSION_CURSORS_INTERNAL_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/session.h"
+
+/* An ordered statement and its ready row. */
+typedef struct wl_cur_source {
+    sqlite3_stmt *st;
+    int state;      /* 0: must step, 1: row ready, 2: done */
+    int nkeys;      /* leading columns that order the rows */
+    int64_t key[4]; /* their values for the ready row (read once: every column call locks) */
+} wl_cur_source;
+/* Makes a row ready; returns 1 ready, 0 done, -1 error. */
+int wl_cur_peek(wl_cur_source *src);
+
+/* Scope and kernel names repeat across millions of rows: a direct-mapped cache in front of a
+ * primary-key look-up is cheaper than joining the tables in every row. */
+#define CACHE_SLOTS 1024
+typedef struct wl_cur_name_slot {
+    int used;
+    int64_t a, b;
+    char *s1, *s2;
+} wl_cur_name_slot;
+
+typedef struct wl_cur_name_cache {
+    sqlite3_stmt *lookup; /* ?1, ?2 -> text column(s) 0 [and 1] */
+    wl_cur_name_slot slot[CACHE_SLOTS];
+} wl_cur_name_cache;
+int wl_cur_cache_open(wl_cur_name_cache *c, sqlite3 *db, const char *sql);
+void wl_cur_cache_close(wl_cur_name_cache *c);
+/* The cached slot for (a, b), looked up on a miss; NULL on failure. */
+const wl_cur_name_slot *wl_cur_cache_get(wl_cur_name_cache *c, int64_t a, int64_t b);
+#define SCOPE_NAME_SQL "SELECT name FROM scope WHERE pid = ?1 AND scope_id = ?2"
+
+void wl_cur_text_col(sqlite3_stmt *st, int col, char *out, size_t n);
+void wl_cur_copy_str(char *out, size_t n, const char *s);
+int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db);
+/* A cursor's own read-only connection (*own = 1), or the session's when the file cannot be
+ * opened again (*own = 0). */
+sqlite3 *wl_cur_db(wl_session *s, int *own);
+
+#endif
