@@ -44,16 +44,21 @@ def main():
     ap.add_argument("--reps", type=int, default=7)
     ap.add_argument("--kernels", type=int, default=100000)
     ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--suites", default="c,torch", help="which loops to run: c, torch or both")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="also run warplens with parts of the recording switched off")
     a = ap.parse_args()
     b = os.path.abspath(a.build)
     warplens = os.path.join(b, "bin", "warplens")
     floor = os.path.join(b, "lib", "libwl_floor_injection.so")
+    floor_cb = os.path.join(b, "lib", "libwl_floor_callback_injection.so")
     launch = os.path.join(b, "bin", "bench_launch")
     torch_loop = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_launch_loop.py"),
                   "--steps", str(a.steps)]
     base_env = dict(os.environ)
     base_env.pop("CUDA_INJECTION64_PATH", None)
     floor_env = dict(base_env, CUDA_INJECTION64_PATH=floor)
+    floor_cb_env = dict(base_env, CUDA_INJECTION64_PATH=floor_cb)
     sess = "/tmp/wl_overhead.wlsession"
     wl = [warplens, "run", "-q", "-o", sess, "--"]
 
@@ -61,14 +66,19 @@ def main():
         "C launch loop": {
             "unprofiled": (lambda: run([launch, str(a.kernels)], base_env)),
             "floor (CUPTI kernels only)": (lambda: run([launch, str(a.kernels)], floor_env)),
+            "floor + empty CUPTI API callbacks": (lambda: run([launch, str(a.kernels)], floor_cb_env)),
             "warplens run": (lambda: run(wl + [launch, str(a.kernels)], base_env)),
             "warplens run --record kernels": (lambda: run(wl[:-1] + ["--record", "kernels", "--"] + [launch, str(a.kernels)], base_env)),
         },
         "PyTorch loop": {
             "unprofiled": (lambda: run(torch_loop, base_env)),
             "floor (CUPTI kernels only)": (lambda: run(torch_loop, floor_env)),
+            "floor + empty CUPTI API callbacks": (lambda: run(torch_loop, floor_cb_env)),
             "warplens run": (lambda: run(wl + torch_loop, base_env)),
             "warplens run --record kernels": (lambda: run(wl[:-1] + ["--record", "kernels", "--"] + torch_loop, base_env)),
+            **({"warplens run --record kernels,api": (lambda: run(wl[:-1] + ["--record", "kernels,api", "--"] + torch_loop, base_env)),
+                "warplens run --record kernels,memcpy,sync,nvtx": (lambda: run(wl[:-1] + ["--record", "kernels,memcpy,sync,nvtx", "--"] + torch_loop, base_env)),
+                } if a.breakdown else {}),
             "torch.profiler (CUDA)": (lambda: run(torch_loop + ["--torch-profiler", "cuda"], base_env)),
             "torch.profiler (CPU+CUDA)": (lambda: run(torch_loop + ["--torch-profiler", "cpu+cuda"], base_env)),
         },
@@ -82,6 +92,8 @@ def main():
     lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
               f"--kernels {a.kernels} --steps {a.steps}` (modes interleaved; each run reports the median over segments, the table the median of {a.reps} runs).", ""]
     ok = True
+    wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
+    suites = {k: v for k, v in suites.items() if any(wanted.get(w) == k for w in a.suites.split(","))}
     for suite, modes in suites.items():
         samples = {m: [] for m in modes}
         for rep in range(a.reps):
@@ -102,6 +114,9 @@ def main():
         wlc = added["warplens run"]
         r_floor = wlc / fl if fl > 0 else float("inf")
         lines += ["", f"warplens added cost / floor added cost = {r_floor:.2f} (target <= 1.25)"]
+        fcb = added["floor + empty CUPTI API callbacks"]
+        lines.append(f"warplens added cost / (floor + empty API callbacks) added cost = "
+                     f"{(wlc / fcb if fcb > 0 else float('inf')):.2f} (what the recorder adds beyond CUPTI's own callback)")
         ok &= r_floor <= 1.25
         tp = [added[m] for m in modes if m.startswith("torch.profiler")]
         if tp:

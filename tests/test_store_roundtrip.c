@@ -393,6 +393,35 @@ static void test_hostile_captures(void)
     free(b.data);
 }
 
+/* Synchronisation waits come from the sync API calls when the capture has no CUPTI sync records. */
+static void test_sync_from_api(void)
+{
+    capbuf b;
+    cb_init(&b, 99, T0);
+    uint32_t ctx = cb_string(&b, "cuCtxSynchronize"), st = cb_string(&b, "cuStreamSynchronize");
+    uint32_t ev = cb_string(&b, "cuEventSynchronize"), we = cb_string(&b, "cuStreamWaitEvent");
+    wlcap_api_name n[4] = {{WLCAP_API_DRIVER, 1, ctx, 0}, {WLCAP_API_DRIVER, 2, st, 0},
+                           {WLCAP_API_DRIVER, 3, ev, 0}, {WLCAP_API_DRIVER, 4, we, 0}};
+    for (int i = 0; i < 4; i++)
+        cb_record(&b, WLCAP_API_NAME, &n[i], sizeof n[i]);
+    for (uint32_t i = 1; i <= 4; i++)
+        add_api(&b, i, 7, 100 + i, T0 + i * 1000, T0 + i * 1000 + 500 * i);
+    add_api(&b, 2, 7, 200, T0 + 9000, T0 + 9100); /* a second stream sync */
+    char cap[600], out[600], err[512];
+    CHECK(cb_write(&b, path_in_dir("sync.wlcap", cap, sizeof cap)) == 0);
+    free(b.data);
+    wl_import_stats stats;
+    CHECK(import_one(cap, path_in_dir("sync.wlsession", out, sizeof out), &stats, err, sizeof err) == 0);
+    sqlite3 *db;
+    CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM sync"), 5);
+    CHECK_EQ_INT(q(db, "SELECT duration_ns FROM sync WHERE type = 'context'"), 500);
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM sync WHERE type = 'stream'"), 2);
+    CHECK_EQ_INT(q(db, "SELECT duration_ns FROM sync WHERE type = 'event'"), 1500);
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM sync WHERE type = 'stream_wait_event' AND api_id IS NOT NULL AND tid = 7"), 1);
+    sqlite3_close(db);
+}
+
 /* Random corruption of a valid capture never crashes the importer (ASan/UBSan builds run this). */
 static void test_mutations(void)
 {
@@ -432,6 +461,7 @@ int main(void)
     }
     test_full_roundtrip();
     test_truncated_capture();
+    test_sync_from_api();
     test_hostile_captures();
     test_mutations();
     char cmd[700];

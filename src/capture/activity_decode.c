@@ -117,22 +117,6 @@ static void put_api(const CUpti_ActivityAPI *a, uint8_t domain)
     wl_capw_record(WLCAP_API, &r, sizeof r);
 }
 
-static void put_sync(const CUpti_ActivitySynchronization2 *s)
-{
-    wlcap_sync r;
-    memset(&r, 0, sizeof r);
-    r.start = s->start;
-    r.end = s->end;
-    r.event_sync_id = s->cudaEventSyncId;
-    r.type = (uint32_t)s->type;
-    r.correlation_id = s->correlationId;
-    r.context_id = s->contextId;
-    r.stream_id = s->streamId;
-    r.event_id = s->cudaEventId;
-    r.return_value = s->returnValue;
-    wl_capw_record(WLCAP_SYNC, &r, sizeof r);
-}
-
 static void put_marker(const CUpti_ActivityMarker2 *m)
 {
     wlcap_marker r;
@@ -196,9 +180,6 @@ void wl_decode_activity_buffer(uint8_t *buf, size_t valid)
             break;
         case CUPTI_ACTIVITY_KIND_RUNTIME:
             put_api((const CUpti_ActivityAPI *)rec, WLCAP_API_RUNTIME);
-            break;
-        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-            put_sync((const CUpti_ActivitySynchronization2 *)rec);
             break;
         case CUPTI_ACTIVITY_KIND_MARKER:
             put_marker((const CUpti_ActivityMarker2 *)rec);

@@ -15,10 +15,13 @@
 
 wl_mpsc wl_api_ring;
 
-static const char *const DRIVER_API[] = {
-    "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize", "cuStreamSynchronize",
-    "cuEventSynchronize", "cuStreamWaitEvent", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuMemHostRegister",
-    "cuMemHostUnregister", "cuMemCreate", "cuMemRelease", NULL};
+static const char *const DRIVER_API[] = {"cuLaunch",         "cuGraphLaunch",       "cuMemcpy",
+                                         "cuMemset",         "cuMemAlloc",          "cuMemFree",
+                                         "cuMemHostAlloc",   "cuMemHostRegister",   "cuMemHostUnregister",
+                                         "cuMemCreate",      "cuMemRelease",        NULL};
+/* synchronisation waits (--record sync): the session's sync table is made from these calls */
+static const char *const SYNC_API[] = {"cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+                                       "cuStreamWaitEvent", NULL};
 
 #define MAX_API_IDS 256
 static uint16_t g_ids[MAX_API_IDS];
@@ -40,7 +43,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int wl_api_callbacks_enable(void *subscriber)
+int wl_api_callbacks_enable(void *subscriber, uint32_t record_mask)
 {
     wl_occ_check_init();
     if (wl_mpsc_init(&wl_api_ring, 1u << 16, sizeof(wl_api_event)) != 0) {
@@ -49,8 +52,10 @@ int wl_api_callbacks_enable(void *subscriber)
     }
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_count < MAX_API_IDS; cbid++) {
         const char *name = NULL;
-        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name ||
-            !has_prefix(name, DRIVER_API))
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
+            continue;
+        if (!((record_mask & WL_RECORD_API) && has_prefix(name, DRIVER_API)) &&
+            !((record_mask & WL_RECORD_SYNC) && has_prefix(name, SYNC_API)))
             continue;
         if (cuptiEnableCallback(1, (CUpti_SubscriberHandle)subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) ==
             CUPTI_SUCCESS) {

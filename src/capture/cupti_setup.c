@@ -126,12 +126,12 @@ int wl_cupti_start(const wl_config *cfg)
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2), "recording peer memcpy");
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "recording memset");
     }
-    if (cfg->record_mask & WL_RECORD_SYNC)
-        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION), "recording synchronisation");
     if (cfg->record_mask & WL_RECORD_NVTX)
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "recording NVTX markers");
-    if (cfg->record_mask & WL_RECORD_API)
-        wl_api_callbacks_enable(g_subscriber);
+    /* synchronisation waits are the sync API calls themselves: CUPTI's SYNCHRONIZATION kind
+     * intercepts every stream/event call PyTorch makes (bench/results/overhead-sync-finding.md) */
+    if (cfg->record_mask & (WL_RECORD_API | WL_RECORD_SYNC))
+        wl_api_callbacks_enable(g_subscriber, cfg->record_mask);
     return 0;
 }
 
@@ -149,8 +149,6 @@ void wl_cupti_flush(int forced)
 void wl_cupti_stop_api(void)
 {
     wl_api_callbacks_disable(g_subscriber);
-    if (g_mask & WL_RECORD_SYNC)
-        cuptiActivityDisable(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION);
 }
 
 void wl_cupti_stop(void)

@@ -62,7 +62,7 @@ typedef struct wl_api_event {
     uint32_t domain, kind;
 } wl_api_event;
 extern wl_mpsc wl_api_ring;
-int wl_api_callbacks_enable(void *subscriber);    /* returns the number of API ids hooked */
+int wl_api_callbacks_enable(void *subscriber, uint32_t record_mask); /* API ids hooked */
 void wl_api_callbacks_disable(void *subscriber);
 void wl_api_callback(uint32_t domain, uint32_t cbid, const void *cbdata);
 void wl_api_write_names(void);

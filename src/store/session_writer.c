@@ -136,6 +136,14 @@ static const char *const LINK_SQL =
     "  WHERE k.pid = occupancy_check.pid AND k.correlation_id = occupancy_check.correlation_id;\n"
     "UPDATE sync SET api_id = a.id, tid = a.tid FROM api_call a\n"
     "  WHERE a.pid = sync.pid AND a.correlation_id = sync.correlation_id;\n"
+    /* synchronisation waits from the sync API calls (captures before CUPTI sync records were
+     * dropped carry their own: those processes are left as they are) */
+    "INSERT INTO sync (pid, type, correlation_id, start_ns, end_ns, duration_ns, api_id, tid)\n"
+    "  SELECT a.pid, CASE WHEN a.name LIKE 'cuCtxSynchronize%' THEN 'context'\n"
+    "    WHEN a.name LIKE 'cuStreamSynchronize%' THEN 'stream' WHEN a.name LIKE 'cuEventSynchronize%' THEN 'event'\n"
+    "    WHEN a.name LIKE 'cuStreamWaitEvent%' THEN 'stream_wait_event' ELSE 'unknown' END,\n"
+    "    a.correlation_id, a.start_ns, a.end_ns, a.duration_ns, a.id, a.tid FROM api_call a\n"
+    "  WHERE a.category = 'sync' AND NOT EXISTS (SELECT 1 FROM sync s WHERE s.pid = a.pid);\n"
     "INSERT INTO lost (pid, source, count, detail) SELECT pid, 'kernel_no_timestamp', count(*),\n"
     "  'kernel records without start/end (CUPTI device buffers ran out)' FROM kernel\n"
     "  WHERE has_timestamps = 0 GROUP BY pid;\n"

@@ -1,0 +1,63 @@
+/* A second reference point for bench/overhead.py: the floor consumer (CONCURRENT_KERNEL records
+ * only, counted) plus an *empty* CUPTI driver-API callback on the calls warplens records (launches,
+ * graph launches, copies, sets, synchronisation, allocation). The difference to the floor is what
+ * CUPTI's callback dispatch costs by itself, before any recorder does anything in the callback. */
+#include <cupti.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUF_SIZE (8u << 20)
+
+static unsigned long long g_records;
+static CUpti_SubscriberHandle g_sub;
+
+static void CUPTIAPI request(uint8_t **buf, size_t *size, size_t *max)
+{
+    *buf = aligned_alloc(8, BUF_SIZE);
+    *size = *buf ? BUF_SIZE : 0;
+    *max = 0;
+}
+
+static void CUPTIAPI complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
+{
+    (void)ctx, (void)stream, (void)size;
+    CUpti_Activity *rec = NULL;
+    while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS)
+        g_records++;
+    free(buf);
+}
+
+static void CUPTIAPI empty(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
+{
+    (void)u, (void)d, (void)id, (void)data;
+}
+
+static void at_exit(void)
+{
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    fprintf(stderr, "floor+callbacks: %llu kernel records\n", g_records);
+}
+
+__attribute__((visibility("default"))) int InitializeInjection(void)
+{
+    static const char *const prefixes[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize",
+                                           "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
+                                           "cuMemAlloc", "cuMemFree", NULL};
+    if (cuptiSubscribe(&g_sub, empty, NULL) != CUPTI_SUCCESS ||
+        cuptiActivityRegisterCallbacks(request, complete) != CUPTI_SUCCESS ||
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+        fprintf(stderr, "floor+callbacks: CUPTI set-up failed\n");
+        return 1;
+    }
+    for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {
+        const char *name = NULL;
+        if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
+            continue;
+        for (int i = 0; prefixes[i]; i++)
+            if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+                cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+    }
+    atexit(at_exit);
+    return 1;
+}
