@@ -50,7 +50,7 @@ typedef struct model {
     uint64_t next_uuid;
     uint32_t next_host_lane_tid;
     ptr_list procs, threads, streams, gpus; /* tl_group (procs: lane 0 only), tl_gpu */
-    tl_group *last_stream;
+    tl_group *by_key[256];     /* threads and streams by a hash of their key (rows interleave) */
     tl_occ_cache *occ;
     tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
     uint64_t done, total;
@@ -186,16 +186,25 @@ static void on_thread(uint32_t pid, uint32_t tid, const char *name, void *arg)
         m->failed = 1;
 }
 
+static tl_group **key_slot(model *m, uint32_t pid, uint32_t tid, int64_t stream)
+{
+    uint64_t h = (pid * 0x9e3779b97f4a7c15u) ^ (tid * 0xc2b2ae3d27d4eb4fu) ^ ((uint64_t)stream * 0x165667b19e3779f9u);
+    return &m->by_key[(h >> 56) & 255];
+}
+
 static tl_group *find_thread(model *m, uint32_t pid, uint32_t tid)
 {
+    tl_group **slot = key_slot(m, pid, tid, -1);
+    if (*slot && (*slot)->lanes[0]->t.type == WL_TL_THREAD && (*slot)->pid == pid && (*slot)->tid == tid)
+        return *slot;
     for (size_t i = 0; i < m->threads.n; i++) {
         tl_group *g = m->threads.p[i];
         if (g->pid == pid && g->tid == tid)
-            return g;
+            return *slot = g;
     }
     char name[160];
     wl_session_thread_name(m->s, pid, tid, name, sizeof name);
-    return declare_thread(m, pid, tid, name);
+    return *slot = declare_thread(m, pid, tid, name);
 }
 
 /* ---- GPUs and streams ------------------------------------------------------------------------- */
@@ -237,13 +246,14 @@ static void on_device(const wl_device_row *d, void *arg)
 
 static tl_group *find_stream(model *m, const wl_gpu_item *it)
 {
-    tl_group *g = m->last_stream;
-    if (g && g->pid == it->pid && g->device == it->device_id && g->stream == it->stream_id)
+    tl_group **slot = key_slot(m, it->pid, it->device_id, it->stream_id), *g = *slot;
+    if (g && g->lanes[0]->t.type == WL_TL_STREAM && g->pid == it->pid && g->device == it->device_id &&
+        g->stream == it->stream_id)
         return g;
     for (size_t i = 0; i < m->streams.n; i++) {
         g = m->streams.p[i];
         if (g->pid == it->pid && g->device == it->device_id && g->stream == it->stream_id)
-            return m->last_stream = g;
+            return *slot = g;
     }
     tl_gpu *gpu = find_gpu(m, it->device_id, NULL);
     if (!gpu)
@@ -261,7 +271,7 @@ static tl_group *find_stream(model *m, const wl_gpu_item *it)
         free_group(g);
         return NULL;
     }
-    return m->last_stream = g;
+    return *slot = g;
 }
 
 /* ---- lanes ------------------------------------------------------------------------------------ */
