@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CLI test of `warplens decode`: summary, Chrome JSON (checked with jq) and Perfetto (checked with
-# protoc --decode against tests/proto/perfetto_subset.proto) on hand-built buffers, plus the error
+# protoc --decode against tests/proto/warplens_trace.proto, the one subset of Perfetto's protos) on hand-built buffers, plus the error
 # paths (one line, exit 2, no output file left behind).
 set -u
 BIN=${WARPLENS_BIN:?WARPLENS_BIN not set}
@@ -69,7 +69,7 @@ check '[ $? -eq 0 ] && [ -s "$TMP/v1.pftrace" ]' "perfetto written"
 check '[ "$(head -c1 "$TMP/v1.pftrace" | od -An -tx1 | tr -d " ")" = 0a ]' "pftrace starts with 0x0A"
 if command -v protoc >/dev/null; then
     P="$TMP/v1.txt"
-    protoc --decode=perfetto_subset.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/perfetto_subset.proto" \
+    protoc --decode=warplens_trace.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/warplens_trace.proto" \
         <"$TMP/v1.pftrace" >"$P" 2>"$TMP/protoc.err"
     check '[ $? -eq 0 ]' "protoc decodes: $(cat "$TMP/protoc.err")"
     check '! grep -Eq "^ *[0-9]+:" "$P"' "no unknown fields"
@@ -125,7 +125,7 @@ EOF
     "$BIN" decode "$TMP/big.bin" --format perfetto --max-lanes 10 -o "$TMP/big.pftrace" 2>"$TMP/note"
     check 'grep -q "150 lanes over --max-lanes" "$TMP/note"' "max-lanes note: $(cat "$TMP/note")"
     if command -v protoc >/dev/null; then
-        protoc --decode=perfetto_subset.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/perfetto_subset.proto" \
+        protoc --decode=warplens_trace.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/warplens_trace.proto" \
             <"$TMP/big.pftrace" >"$TMP/big.txt"
         check '[ $? -eq 0 ] && [ "$(grep -c TYPE_SLICE_BEGIN "$TMP/big.txt")" = $((10 * 14)) ]' "big perfetto capped slices"
     fi
