@@ -140,7 +140,7 @@ static int on_slice(void *ctx, const wl_tl_slice *s)
 {
     rp *r = ctx;
     r->seen++;
-    int gpu = s->kind >= WL_TL_KERNEL;
+    int gpu = s->kind >= WL_TL_KERNEL && s->kind <= WL_TL_MEMSET;
     if (s->start_ns >= r->cutoff || (gpu ? r->n_gpu >= r->gpu_budget : r->n_host >= r->host_budget))
         return 0;
     int64_t name = intern(r, s->name && s->name[0] ? s->name : "(unnamed)");
@@ -407,7 +407,8 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
     wl_session_overview ov;
     wl_session_get_overview(s, &ov);
     uint64_t max = o && o->max_slices ? o->max_slices : DEFAULT_MAX_SLICES;
-    st->slices_total = span.api_calls + span.nvtx_ranges + span.scopes + span.kernels + span.memcpys + span.memsets;
+    st->slices_total =
+        span.api_calls + span.nvtx_ranges + span.scopes + span.timers + span.kernels + span.memcpys + span.memsets;
     r->origin = span.origin_ns;
     r->cutoff = UINT64_MAX;
     r->host_budget = r->gpu_budget = UINT64_MAX;

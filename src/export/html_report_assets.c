@@ -59,7 +59,7 @@ const char *const WL_REPORT_JS =
     "  var NS = 'http://www.w3.org/2000/svg';\n"
     "  var D = JSON.parse(document.getElementById('wl-data').textContent);\n"
     "  var app = document.getElementById('app');\n"
-    "  var KIND = {1: 'api', 2: 'nvtx', 3: 'scope', 4: 'kernel', 5: 'memcpy', 6: 'memset'};\n"
+    "  var KIND = {1: 'api', 2: 'nvtx', 3: 'scope', 4: 'kernel', 5: 'memcpy', 6: 'memset', 7: 'timer'};\n"
     "  var COLOR = {api: '#5b8def', nvtx: '#9b6dd6', scope: '#3fae8c', kernel: '#e0793b', memcpy: '#d6b13b', memset: '#c44e6a'};\n"
     "\n"
     "  function el(tag, attrs, kids) {\n"

@@ -398,6 +398,10 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
         for (size_t i = 0; i < it->n_flows; i++)
             if (tl_flows_add(&m->flows, it->flows[i]))
                 return -1;
+    } else if (it->kind == WL_HOST_TIMER) {
+        s.kind = WL_TL_TIMER;
+        s.category = "timer";
+        args[n++] = arg_s("timer", it->group);
     } else {
         s.kind = it->kind == WL_HOST_NVTX ? WL_TL_NVTX : WL_TL_SCOPE;
         s.category = it->kind == WL_HOST_NVTX ? "nvtx" : "scope";
@@ -546,7 +550,7 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     wl_session_get_span(s, &span);
     st->origin_ns = span.origin_ns;
     st->end_ns = span.end_ns;
-    m.total = span.api_calls + span.nvtx_ranges + span.scopes + span.kernels + span.memcpys + span.memsets;
+    m.total = span.api_calls + span.nvtx_ranges + span.scopes + span.timers + span.kernels + span.memcpys + span.memsets;
     int rc = -1;
     snprintf(err, err_size, "timeline export failed (out of memory or output error)");
     if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, on_process, &m) >= 0 && !m.failed &&

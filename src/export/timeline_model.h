@@ -42,7 +42,10 @@ typedef struct wl_tl_track {
     int64_t stream_id;          /* streams and their lanes, else -1 */
 } wl_tl_track;
 
-typedef enum wl_tl_kind { WL_TL_API = 1, WL_TL_NVTX, WL_TL_SCOPE, WL_TL_KERNEL, WL_TL_MEMCPY, WL_TL_MEMSET } wl_tl_kind;
+typedef enum wl_tl_kind {
+    WL_TL_API = 1, WL_TL_NVTX, WL_TL_SCOPE, WL_TL_KERNEL, WL_TL_MEMCPY, WL_TL_MEMSET,
+    WL_TL_TIMER /* timer-API interval, on the host thread that timed it */
+} wl_tl_kind;
 
 typedef struct wl_tl_slice {
     const wl_tl_track *track;

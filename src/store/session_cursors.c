@@ -82,6 +82,8 @@ int wl_session_get_span(wl_session *s, wl_session_span *o)
     o->kernels = scalar(s, "SELECT count(*) FROM kernel");
     o->memcpys = scalar(s, "SELECT count(*) FROM memcpy");
     o->memsets = scalar(s, "SELECT count(*) FROM memset");
+    /* scalar() gives 0 when the statement fails, as on sessions without the timer table */
+    o->timers = scalar(s, "SELECT count(*) FROM timer WHERE status = 'done' AND duration_ns IS NOT NULL");
     return 0;
 }
 
@@ -255,6 +257,12 @@ sqlite3 *wl_cur_db(wl_session *s, int *own)
 #define SCOPE_SQL                                                                                       \
     "SELECT pid, tid, start_ns, max(coalesce(end_ns, ?1), start_ns), scope_id, name, '', end_ns IS NULL"  \
     " FROM scope ORDER BY "
+/* Completed timer-API intervals (a session without the timer table gets an empty source). */
+#define TIMER_SQL                                                                                       \
+    "SELECT t.pid, coalesce(t.tid, 0), t.start_ns, t.start_ns + t.duration_ns, t.idx, t.name,"           \
+    " t.kind || ' ' || coalesce(c.name, t.category), 0 FROM timer t LEFT JOIN timer_category c"          \
+    " ON c.pid = t.pid AND c.id = t.category WHERE t.status = 'done' AND t.duration_ns IS NOT NULL ORDER BY "
+#define NO_TIMER_SQL "SELECT 0, 0, 0, 0, 0, '', '', 0 WHERE 0 ORDER BY "
 static const char *const BY_START = "3, 4 DESC, 1, 2, 5", *const BY_THREAD = "1, 2, 3, 4 DESC, 5";
 /* One row per kernel a launch started (graph launches: several, in kernel id order), else one row
  * with a NULL flow; non-launch calls do not probe (the index key is NULL). */
@@ -277,7 +285,7 @@ static const char *const PROBE_SQL[2] = {
 struct wl_host_cursor {
     sqlite3 *db;
     int own_db;
-    wl_cur_source *src;    /* 0 NVTX, 1 scope, 2.. API calls of one thread each */
+    wl_cur_source *src;    /* 0 NVTX, 1 scope, 2 timers, 3.. API calls of one thread each */
     int nsrc;
     int *heap;      /* sources with a row ready, smallest first */
     int nheap;
@@ -324,14 +332,23 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
     c->by_start = by_start;
     c->db = wl_cur_db(s, &c->own_db);
     sqlite3_stmt *threads = NULL;
-    char nvtx[512], scope[512];
+    char nvtx[512], scope[512], timer[512];
     snprintf(nvtx, sizeof nvtx, "%s%s", NVTX_SQL, by_start ? BY_START : BY_THREAD);
     snprintf(scope, sizeof scope, "%s%s", SCOPE_SQL, by_start ? BY_START : BY_THREAD);
+    int has_timers = 0;
+    sqlite3_stmt *probe = NULL;
+    if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'timer'", -1, &probe,
+                           NULL) == SQLITE_OK) {
+        has_timers = sqlite3_step(probe) == SQLITE_ROW;
+        sqlite3_finalize(probe);
+    }
+    snprintf(timer, sizeof timer, "%s%s", has_timers ? TIMER_SQL : NO_TIMER_SQL, by_start ? BY_START : BY_THREAD);
     int cap = 16, rc = wl_cur_cache_open(&c->scopes, c->db, SCOPE_NAME_SQL);
     if (rc == 0 && !(c->src = calloc((size_t)cap, sizeof *c->src)))
         rc = -1;
     if (rc == 0)
-        rc = add_source(c, nvtx, (int64_t)open_end_ns, 0, cap) || add_source(c, scope, (int64_t)open_end_ns, 0, cap);
+        rc = add_source(c, nvtx, (int64_t)open_end_ns, 0, cap) || add_source(c, scope, (int64_t)open_end_ns, 0, cap) ||
+             add_source(c, timer, (int64_t)open_end_ns, 0, cap);
     if (rc == 0 && sqlite3_prepare_v2(c->db, THREADS_SQL, -1, &threads, NULL) != SQLITE_OK)
         rc = -1;
     for (int i = 0; rc == 0 && i < 2; i++)
@@ -467,7 +484,7 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
     int best = c->heap[0];
     wl_cur_source *src = &c->src[best];
     sqlite3_stmt *st = src->st;
-    it->kind = best == 0 ? WL_HOST_NVTX : best == 1 ? WL_HOST_SCOPE : WL_HOST_API;
+    it->kind = best == 0 ? WL_HOST_NVTX : best == 1 ? WL_HOST_SCOPE : best == 2 ? WL_HOST_TIMER : WL_HOST_API;
     it->pid = (uint32_t)src->key[0];
     it->tid = (uint32_t)src->key[1];
     it->start_ns = (uint64_t)src->key[2];

@@ -23,6 +23,7 @@ typedef struct wl_session_span {
     uint64_t origin_ns;    /* <= every timestamp in practice: earliest process start or record */
     uint64_t end_ns;       /* latest process end or record end: closes unterminated ranges */
     uint64_t api_calls, nvtx_ranges, scopes, kernels, memcpys, memsets; /* rows, for progress */
+    uint64_t timers;       /* completed timer-API intervals (0 without the timer table) */
 } wl_session_span;
 int wl_session_get_span(wl_session *s, wl_session_span *out);
 
@@ -37,7 +38,7 @@ int wl_session_each_thread(wl_session *s, void (*fn)(uint32_t pid, uint32_t tid,
                            void *arg);
 
 /* ---- host intervals ------------------------------------------------------------------------ */
-typedef enum wl_host_kind { WL_HOST_NVTX = 1, WL_HOST_SCOPE = 2, WL_HOST_API = 3 } wl_host_kind;
+typedef enum wl_host_kind { WL_HOST_NVTX = 1, WL_HOST_SCOPE = 2, WL_HOST_API = 3, WL_HOST_TIMER = 4 } wl_host_kind;
 
 typedef struct wl_host_item {
     wl_host_kind kind;
@@ -46,7 +47,7 @@ typedef struct wl_host_item {
     int open_end;           /* NVTX range or scope never closed: end_ns is the session end */
     int64_t id;             /* api_call.id, nvtx_range.id, scope.scope_id */
     char name[512];
-    char group[64];         /* API category, NVTX domain, "" for scopes */
+    char group[64];         /* API category, NVTX domain, timer "<kind> <category>", "" for scopes */
     char scope[256];        /* API: the enclosing warplens scope's name, else "" */
     uint32_t correlation_id;
     int64_t return_value;

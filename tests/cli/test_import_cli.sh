@@ -56,6 +56,18 @@ grep -q '^"kernel_chunk_0",runtime gpu,1,10300000,' "$tmp/timers.csv" && grep -q
 [ "$(sqlite3 "$tmp/t.wlsession" "SELECT count(*) FROM timer WHERE status = 'pending' AND duration_ns IS NULL")" = 1 ] && ok || bad "pending interval"
 "$W" stats "$tmp/t.wlsession" | grep -q "Timers (warplens timer API" && ok || bad "stats shows the timers table"
 "$W" stats "$D/demo-h100.wlsession" | grep -q "Timers (warplens" && bad "timers table shown for a session without timers" || ok
+# ... and drawn on the timeline (on the thread that timed them) in both export formats
+"$W" export "$tmp/t.wlsession" --format json -o "$tmp/t.json" >/dev/null && ok || bad "export with timers"
+[ "$(jq '[.traceEvents[] | select(.cat == "timer" and .ph == "X")] | length' "$tmp/t.json")" = 4 ] && ok \
+    || bad "JSON timer slices: $(jq -c '[.traceEvents[] | select(.cat == "timer")]' "$tmp/t.json" | head -c 300)"
+jq -e '[.traceEvents[] | select(.name == "kernel_chunk_0" and .args.timer == "gpu runtime" and .dur == 10300)] | length == 1' \
+    "$tmp/t.json" >/dev/null && ok || bad "JSON timer slice fields"
+"$W" export "$tmp/t.wlsession" --format perfetto -o "$tmp/t.pftrace" >/dev/null && ok || bad "perfetto export with timers"
+if command -v protoc >/dev/null; then
+    n=$(protoc --decode=warplens_trace.Trace -I "${WARPLENS_SOURCE_DIR:-$(dirname "$0")/../..}/tests/proto" \
+        "${WARPLENS_SOURCE_DIR:-$(dirname "$0")/../..}/tests/proto/warplens_trace.proto" <"$tmp/t.pftrace" | grep -c 'kernel_chunk_0\|gpu_workload\|"solve"')
+    [ "$n" -ge 3 ] && ok || bad "Perfetto timer slices ($n)"
+fi
 head -c 300 "$tmp/777.wltimers" >"$tmp/888.wltimers"   # truncated: the session is still written
 "$W" import -o "$tmp/t2.wlsession" "$D/demo-h100.wlcap" "$tmp/888.wltimers" 2>"$tmp/err" && ok || bad "truncated timer file fails the session"
 grep -q "timers not imported: .*888.wltimers" "$tmp/err" && ok || bad "truncated timer file message: $(cat "$tmp/err")"
