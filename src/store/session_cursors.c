@@ -11,6 +11,7 @@
 
 #include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
+#include "store/sql_util.h"
 
 void wl_cur_text_col(sqlite3_stmt *st, int col, char *out, size_t n)
 {
@@ -34,23 +35,11 @@ int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db)
 static const char *const THREADS_SQL =
     "SELECT pid, tid FROM api_call WHERE (pid, tid) > (?1, ?2) ORDER BY pid, tid LIMIT 1";
 
-static uint64_t scalar(wl_session *s, const char *sql)
-{
-    sqlite3_stmt *st;
-    uint64_t v = 0;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-            v = (uint64_t)sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    return v;
-}
-
 int wl_session_get_span(wl_session *s, wl_session_span *o)
 {
     memset(o, 0, sizeof *o);
     /* min/max over indexed start columns are index look-ups; process rows are few. */
-    uint64_t first = scalar(s, "SELECT min(t) FROM (SELECT min(start_ns) t FROM process WHERE start_ns > 0"
+    uint64_t first = wl_sql_scalar_u64(s->db, "SELECT min(t) FROM (SELECT min(start_ns) t FROM process WHERE start_ns > 0"
                                " UNION ALL SELECT min(start_ns) FROM kernel UNION ALL SELECT min(start_ns) FROM memcpy"
                                " UNION ALL SELECT min(start_ns) FROM nvtx_range)");
     /* api_call has no start index: the first call of each thread, from the api_by_thread index */
@@ -74,16 +63,16 @@ int wl_session_get_span(wl_session *s, wl_session_span *o)
     sqlite3_finalize(mn);
     o->origin_ns = first;
     /* Closes ranges that were never ended; the process end is the natural bound. */
-    o->end_ns = scalar(s, "SELECT max(t) FROM (SELECT max(end_ns) t FROM process UNION ALL"
+    o->end_ns = wl_sql_scalar_u64(s->db, "SELECT max(t) FROM (SELECT max(end_ns) t FROM process UNION ALL"
                           " SELECT max(start_ns) FROM kernel UNION ALL SELECT max(start_ns) FROM nvtx_range)");
-    o->api_calls = scalar(s, "SELECT count(*) FROM api_call");
-    o->nvtx_ranges = scalar(s, "SELECT count(*) FROM nvtx_range");
-    o->scopes = scalar(s, "SELECT count(*) FROM scope");
-    o->kernels = scalar(s, "SELECT count(*) FROM kernel");
-    o->memcpys = scalar(s, "SELECT count(*) FROM memcpy");
-    o->memsets = scalar(s, "SELECT count(*) FROM memset");
-    /* scalar() gives 0 when the statement fails, as on sessions without the timer table */
-    o->timers = scalar(s, "SELECT count(*) FROM timer WHERE status = 'done' AND duration_ns IS NOT NULL");
+    o->api_calls = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM api_call");
+    o->nvtx_ranges = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM nvtx_range");
+    o->scopes = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM scope");
+    o->kernels = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel");
+    o->memcpys = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM memcpy");
+    o->memsets = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM memset");
+    /* the scalar is 0 when the statement fails, as on sessions without the timer table */
+    o->timers = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM timer WHERE status = 'done' AND duration_ns IS NOT NULL");
     return 0;
 }
 
