@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 
-PIN = ["taskset", "-c", "2-5"]  # every mode on the same 4 cores: less noise between modes
+PIN = ["taskset", "-c", "2-5"]  # every mode on the same cores: less noise between modes (--cpus)
 
 
 def run(cmd, env=None):
@@ -45,9 +45,11 @@ def main():
     ap.add_argument("--kernels", type=int, default=100000)
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--suites", default="c,torch", help="which loops to run: c, torch or both")
+    ap.add_argument("--cpus", default="2-5", help="taskset CPU list every mode runs on")
     ap.add_argument("--breakdown", action="store_true",
                     help="also run warplens with parts of the recording switched off")
     a = ap.parse_args()
+    PIN[2] = a.cpus
     b = os.path.abspath(a.build)
     warplens = os.path.join(b, "bin", "warplens")
     floor = os.path.join(b, "lib", "libwl_floor_injection.so")
@@ -57,6 +59,8 @@ def main():
                   "--steps", str(a.steps)]
     base_env = dict(os.environ)
     base_env.pop("CUDA_INJECTION64_PATH", None)
+    # no spinning OpenMP pool competing with the launching thread for the pinned cores
+    base_env.setdefault("OMP_NUM_THREADS", "1")
     floor_env = dict(base_env, CUDA_INJECTION64_PATH=floor)
     floor_cb_env = dict(base_env, CUDA_INJECTION64_PATH=floor_cb)
     sess = "/tmp/wl_overhead.wlsession"
@@ -90,22 +94,26 @@ def main():
     except OSError:
         gpu = "unknown"
     lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
-              f"--kernels {a.kernels} --steps {a.steps}` (modes interleaved; each run reports the median over segments, the table the median of {a.reps} runs).", ""]
+              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}` (modes interleaved, their order rotated every "
+              f"repetition; each run reports the median over segments, the table the median of {a.reps} runs; "
+              f"OMP_NUM_THREADS={base_env['OMP_NUM_THREADS']}).", ""]
     ok = True
     wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
     suites = {k: v for k, v in suites.items() if any(wanted.get(w) == k for w in a.suites.split(","))}
     for suite, modes in suites.items():
         samples = {m: [] for m in modes}
+        order = list(modes)
         for rep in range(a.reps):
-            for m, fn in modes.items():
-                samples[m].append(fn())
+            # rotate so no mode always follows the same one (page cache, GPU clocks, thermal state)
+            for m in order[rep % len(order):] + order[:rep % len(order)]:
+                samples[m].append(modes[m]())
                 if m == "warplens run":
                     n, lost = session_kernels(sess)
                     samples.setdefault("_kernels", []).append((n, lost))
         med = {m: statistics.median(v) for m, v in samples.items() if not m.startswith("_")}
         base = med["unprofiled"]
-        lines += [f"## {suite}", "", "| mode | median us/kernel | added us/kernel | x unprofiled | runs |",
-                  "|---|---|---|---|---|"]
+        lines += [f"## {suite}", "", "| mode | median us/kernel | added us/kernel | x unprofiled | min us/kernel | runs (in order) |",
+                  "|---|---|---|---|---|---|"]
         for m in modes:
             lines.append(f"| {m} | {med[m]:.3f} | {med[m] - base:+.3f} | {med[m] / base:.3f} | "
                          + ", ".join(f"{x:.3f}" for x in samples[m]) + " |")
