@@ -47,6 +47,33 @@ WARPLENS_API void warplens_annotate_next_launch(double flops, double bytes, int 
  * is the summed counts over its kernels' summed GPU time). */
 WARPLENS_API void warplens_annotate_scope(double flops, double bytes, int precision);
 
+/* In-kernel tracing on the session timeline (include/warplens/device.cuh, docs/inkernel.md): the
+ * lanes a kernel records with device.cuh appear nested under that kernel's slice in the session
+ * and its exports, placed with a measured %globaltimer -> session clock offset.
+ *
+ *   warplens_inkernel_buffer ik = {d_buf, words, d_counters, 0, max_records, "load,mma", "producer,consumer"};
+ *   warplens_inkernel_next_launch(&ik);   // the next kernel this thread launches writes d_buf
+ *   kernel<<<grid, block>>>(..., args);
+ *   cudaDeviceSynchronize();
+ *   warplens_inkernel_collect();          // copies it; decoded into the session at the end
+ */
+typedef struct warplens_inkernel_buffer {
+    const void *buffer;       /* device pointer to the zeroed record buffer the kernel writes */
+    uint64_t words;           /* its size in 64-bit words (warplens_ik_buffer_words) */
+    const void *counters;     /* device pointer to device.cuh's two counters, or NULL */
+    uint64_t stride;          /* the stride the kernel was given; 0 = blocks x groups */
+    uint32_t max_records;     /* the per-lane limit the kernel was given; 0 = none */
+    const char *event_names;  /* "load,mma,store" (event ids 0, 1, 2...) or NULL */
+    const char *group_names;  /* "producer,consumer" or NULL */
+} warplens_inkernel_buffer;
+/* The next kernel the calling thread launches records into b->buffer. Returns 0, or -1 when
+ * nothing is recording or the registration was refused (a note says why). */
+WARPLENS_API int warplens_inkernel_next_launch(const warplens_inkernel_buffer *b);
+/* Call after the registered kernels finished (after a synchronisation): copies every registered
+ * buffer whose kernel was launched, with a fresh clock calibration, for the session. The buffers
+ * may be reused or freed afterwards. Returns how many were collected, or -1 when not recording. */
+WARPLENS_API int warplens_inkernel_collect(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -179,8 +179,12 @@ static_assert(sizeof(wlcap_thread) == 16, "wlcap_thread layout");
 
 /* Where records were lost. CUPTI: its own count of dropped activity records; BUFFER: CUPTI asked
  * for a buffer while the pool was at its limit; EVENTS: the scope/thread event ring was full;
- * API: the API-call ring was full. */
-enum wlcap_drop_source { WLCAP_DROP_CUPTI = 1, WLCAP_DROP_BUFFER = 2, WLCAP_DROP_EVENTS = 3, WLCAP_DROP_API = 4 };
+ * API: the API-call ring was full; INKERNEL: registered in-kernel buffers that did not reach a
+ * side file. */
+enum wlcap_drop_source {
+    WLCAP_DROP_CUPTI = 1, WLCAP_DROP_BUFFER = 2, WLCAP_DROP_EVENTS = 3, WLCAP_DROP_API = 4,
+    WLCAP_DROP_INKERNEL = 5 /* in-kernel buffers refused, not copied or never collected */
+};
 
 typedef struct wlcap_dropped {
     uint64_t count;

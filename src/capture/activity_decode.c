@@ -1,6 +1,7 @@
 /* CUPTI activity records -> capture records, on the writer thread. Field meanings are kept as
  * CUPTI defines them (docs/capture-format.md); derived values are computed later by the store. */
 #include "capture/recorder.h"
+#include "capture/inkernel_capture.h"
 
 #include <cupti.h>
 #include <string.h>
@@ -164,10 +165,12 @@ void wl_decode_activity_buffer(uint8_t *buf, size_t valid)
         switch (rec->kind) {
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-            put_kernel((const CUpti_ActivityKernel10 *)rec);
+            if (!wl_internal_corr_is(((const CUpti_ActivityKernel10 *)rec)->correlationId))
+                put_kernel((const CUpti_ActivityKernel10 *)rec);
             break;
         case CUPTI_ACTIVITY_KIND_MEMCPY:
-            put_memcpy((const CUpti_ActivityMemcpy6 *)rec);
+            if (!wl_internal_corr_is(((const CUpti_ActivityMemcpy6 *)rec)->correlationId))
+                put_memcpy((const CUpti_ActivityMemcpy6 *)rec);
             break;
         case CUPTI_ACTIVITY_KIND_MEMCPY2:
             put_peer_copy((const CUpti_ActivityMemcpyPtoP4 *)rec);

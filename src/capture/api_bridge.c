@@ -2,6 +2,7 @@
  * become fixed-size events on the lock-free ring, and a scope also pushes a CUPTI external
  * correlation id so that every launch inside it carries the scope's id. */
 #include "capture/recorder.h"
+#include "capture/inkernel_capture.h"
 
 #include <cupti.h>
 #include <string.h>
@@ -166,6 +167,8 @@ static const wl_recorder_bridge g_bridge = {
     .is_recording = is_recording,
     .annotate_next_launch = annotate_next_launch,
     .annotate_scope = annotate_scope,
+    .inkernel_next_launch = wl_inkernel_next_launch,
+    .inkernel_collect = wl_inkernel_collect,
 };
 
 __attribute__((visibility("default"))) const wl_recorder_bridge *warplens_recorder_bridge(void)

@@ -6,6 +6,7 @@
  * enabled here; CUPTI's API *activity* records, by contrast, skip runtime-originated driver calls
  * and cost far more per call when the runtime domain is traced (bench/results/). */
 #include "capture/recorder.h"
+#include "capture/inkernel_capture.h"
 
 #include <cupti.h>
 #include <string.h>
@@ -78,6 +79,11 @@ void wl_api_callbacks_disable(void *subscriber)
 void wl_api_callback(uint32_t domain, uint32_t cbid, const void *data)
 {
     const CUpti_CallbackData *cd = data;
+    if (wl_internal_calls) { /* the recorder's own copies and calibration kernel are not the program's */
+        if (cd->callbackSite == CUPTI_API_EXIT)
+            wl_internal_corr_add(cd->correlationId);
+        return;
+    }
     if (cd->callbackSite == CUPTI_API_ENTER) {
         *cd->correlationData = now_ns();
         return;
@@ -104,6 +110,7 @@ void wl_api_callback(uint32_t domain, uint32_t cbid, const void *data)
             wl_mpsc_push(&wl_api_ring, &e);
         }
         wl_occ_check_launch(cbid, data);
+        wl_inkernel_on_launch(cd->correlationId, cd->context);
     }
 }
 

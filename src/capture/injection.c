@@ -4,6 +4,7 @@
  * closed with an END record. A child created by fork() inherits no recorder threads, so the
  * recorder switches itself off there. */
 #include "capture/recorder.h"
+#include "capture/inkernel_capture.h"
 
 #include <cuda.h>
 #include <dlfcn.h>
@@ -33,6 +34,7 @@ static void shutdown_recorder(uint32_t reason)
     /* Finish queued GPU work so kernels still running have end timestamps, then flush. The
      * recorder's own synchronisation is not the program's: API recording stops first. */
     wl_cupti_stop_api();
+    wl_inkernel_shutdown();
     CUcontext ctx = NULL;
     if (cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx)
         (void)cuCtxSynchronize(); /* at exit the context may be gone; that is not an error here */
@@ -58,6 +60,7 @@ static void start_recorder(void)
     if (wl_capw_open(cfg.capture_path, (uint64_t)getpid(), start) != 0)
         return;
     wl_process_write(&cfg, start);
+    wl_inkernel_init(cfg.capture_path);
     if (wl_cupti_start(&cfg) != 0) {
         /* leave a marker instead of a capture, so `warplens run` knows the reason was already
          * given and adds no second message */

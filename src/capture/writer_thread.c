@@ -2,6 +2,7 @@
  * keeps the buffer pool topped up, writes device and thread descriptions, and flushes the file
  * often enough that a process killed by a signal leaves almost everything on disk. */
 #include "capture/recorder.h"
+#include "capture/inkernel_capture.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -116,6 +117,11 @@ static void drain(void)
     lost = wl_mpsc_take_dropped(&wl_api_ring);
     if (lost) {
         wlcap_dropped r = {lost, WLCAP_DROP_API, 0, 0, 0};
+        wl_capw_record(WLCAP_DROPPED, &r, sizeof r);
+    }
+    lost = wl_inkernel_take_lost();
+    if (lost) {
+        wlcap_dropped r = {lost, WLCAP_DROP_INKERNEL, 0, 0, 0};
         wl_capw_record(WLCAP_DROPPED, &r, sizeof r);
     }
 }

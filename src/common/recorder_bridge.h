@@ -7,8 +7,19 @@
 
 #include <stdint.h>
 
-#define WL_BRIDGE_ABI 2u
+#define WL_BRIDGE_ABI 3u
 #define WL_BRIDGE_SYMBOL "warplens_recorder_bridge"
+
+/* The fields of warplens_inkernel_buffer (warplens.h), repeated so the recorder needs no public
+ * header. */
+typedef struct wl_bridge_inkernel_buffer {
+    const void *buffer;
+    uint64_t words;
+    const void *counters;
+    uint64_t stride;
+    uint32_t max_records;
+    const char *event_names, *group_names;
+} wl_bridge_inkernel_buffer;
 
 typedef struct wl_recorder_bridge {
     uint32_t abi;          /* WL_BRIDGE_ABI */
@@ -21,6 +32,8 @@ typedef struct wl_recorder_bridge {
     int (*is_recording)(void);
     void (*annotate_next_launch)(double flops, double bytes, int precision);
     void (*annotate_scope)(double flops, double bytes, int precision);
+    int (*inkernel_next_launch)(const wl_bridge_inkernel_buffer *b);
+    int (*inkernel_collect)(void);
 } wl_recorder_bridge;
 
 typedef const wl_recorder_bridge *(*wl_recorder_bridge_fn)(void);

@@ -72,4 +72,11 @@ int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill
 /* Lets every running kernel end and writes the last values. */
 int tl_counters_finish(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st);
 
+/* ---- in-kernel lanes under their kernels' streams (timeline_inkernel.c) ---------------------- */
+/* The stream track of (pid, device, stream), created if needed, and a fresh track id on its GPU. */
+typedef int (*tl_stream_fn)(void *ctx, uint32_t pid, uint32_t device, int64_t stream, const wl_tl_track **base,
+                            uint32_t *tid);
+int tl_inkernel_walk(wl_session *s, const wl_tl_sink *sink, wl_tl_stats *st, uint64_t *next_uuid, uint32_t max_lanes,
+                     tl_stream_fn stream, void *stream_ctx, char *err, size_t err_size);
+
 #endif

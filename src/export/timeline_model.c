@@ -538,6 +538,22 @@ static int walk(model *m, uint64_t open_end, char *err, size_t n)
     return rc;
 }
 
+static int inkernel_stream(void *ctx, uint32_t pid, uint32_t device, int64_t stream, const wl_tl_track **base,
+                           uint32_t *tid)
+{
+    model *m = ctx;
+    wl_gpu_item it;
+    memset(&it, 0, sizeof it);
+    it.pid = pid, it.device_id = device, it.stream_id = stream;
+    tl_group *g = find_stream(m, &it);
+    tl_gpu *gpu = g ? find_gpu(m, device, NULL) : NULL;
+    if (!gpu)
+        return -1;
+    *base = &g->lanes[0]->t;
+    *tid = gpu->next_tid++;
+    return 0;
+}
+
 int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *sink, wl_tl_stats *st, char *err,
                      size_t err_size)
 {
@@ -555,7 +571,9 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     snprintf(err, err_size, "timeline export failed (out of memory or output error)");
     if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, on_process, &m) >= 0 && !m.failed &&
         wl_session_each_thread(s, on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, on_device, &m) >= 0 &&
-        !m.failed && walk(&m, span.end_ns, err, err_size) == 0)
+        !m.failed && walk(&m, span.end_ns, err, err_size) == 0 &&
+        tl_inkernel_walk(s, sink, st, &m.next_uuid, o ? o->inkernel_max_lanes : 0, inkernel_stream, &m, err,
+                         err_size) == 0)
         rc = 0;
     if (rc == 0)
         err[0] = 0;

@@ -7,7 +7,9 @@
  *    copies annotated with their launch configuration and theoretical occupancy;
  *  - flows: from each API call to every piece of GPU work it started (graph launches: one flow
  *    per kernel);
- *  - counters per device: estimated GPU fill (%) and concurrent kernels.
+ *  - counters per device: estimated GPU fill (%) and concurrent kernels;
+ *  - in-kernel lanes (device.cuh buffers collected under `warplens run`) under their kernel's
+ *    stream, after everything else (timeline_inkernel.c).
  * Memory stays bounded by the number of threads, streams, lanes and concurrently running kernels,
  * not by the session size. */
 #ifndef WARPLENS_EXPORT_TIMELINE_MODEL_H
@@ -44,7 +46,8 @@ typedef struct wl_tl_track {
 
 typedef enum wl_tl_kind {
     WL_TL_API = 1, WL_TL_NVTX, WL_TL_SCOPE, WL_TL_KERNEL, WL_TL_MEMCPY, WL_TL_MEMSET,
-    WL_TL_TIMER /* timer-API interval, on the host thread that timed it */
+    WL_TL_TIMER, /* timer-API interval, on the host thread that timed it */
+    WL_TL_INKERNEL /* a region or instant recorded inside a kernel (device.cuh), on its lane */
 } wl_tl_kind;
 
 typedef struct wl_tl_slice {
@@ -74,6 +77,7 @@ typedef struct wl_tl_sink {
 
 typedef struct wl_tl_options {
     int max_lanes;   /* per thread/stream including the base track; 0 = 32 */
+    unsigned inkernel_max_lanes; /* in-kernel (block, group) lanes drawn per buffer; 0 = 1024 */
     void (*progress)(uint64_t done, uint64_t total, void *arg);
     void *progress_arg;
 } wl_tl_options;

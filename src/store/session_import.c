@@ -52,6 +52,16 @@ const char *const WL_IMPORT_SQL[S_COUNT] = {
                      " VALUES (?,?,?,?,?,?,?,?)",
     [S_OCC_CHECK] = "INSERT INTO occupancy_check (pid, correlation_id, block_size, dynamic_smem,"
                     " driver_active_blocks, function_registers, status) VALUES (?,?,?,?,?,?,?)",
+    [S_IK_KERNEL_SPAN] = "SELECT id, start_ns, end_ns FROM kernel WHERE pid = ? AND correlation_id = ?"
+                         " ORDER BY start_ns LIMIT 1",
+    [S_IK_BUFFER] = "INSERT INTO inkernel_buffer (pid, correlation_id, kernel_id, device_id, words, num_blocks,"
+                    " num_groups, slices, instants, unmatched, after_finalize, over_capacity, crossed,"
+                    " dropped_on_device, invalid_on_device, placement, delta_ns, uncertainty_ns, clamp_ns,"
+                    " calibration_offset_ns, calibration_uncertainty_ns, error)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_IK_NAME] = "INSERT OR REPLACE INTO inkernel_name (buffer_id, kind, id, name) VALUES (?,?,?,?)",
+    [S_IK_EVENT] = "INSERT INTO inkernel_event (buffer_id, kind, block, grp, event, depth, crossed, start_ns, dur_ns)"
+                   " VALUES (?,?,?,?,?,?,?,?,?)",
 };
 
 /* ---- binding helpers ------------------------------------------------------------------------ */

@@ -424,6 +424,8 @@ static int on_dropped(import_ctx *c, const wlcap_dropped *d)
         return add_lost(c, "buffer_refused", d->count, "buffer requests refused at the pool limit (raise --buffer-size or --max-buffers)");
     case WLCAP_DROP_EVENTS: return add_lost(c, "scope_events", d->count, "scope/thread events lost: event ring full");
     case WLCAP_DROP_API: return add_lost(c, "api_calls", d->count, "API call records lost: API ring full");
+    case WLCAP_DROP_INKERNEL:
+        return add_lost(c, "inkernel_buffers", d->count, "in-kernel buffers not collected or not copied");
     default: return add_lost(c, "other", d->count, NULL);
     }
 }

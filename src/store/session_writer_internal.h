@@ -14,7 +14,7 @@
 enum stmt_id {
     S_PROCESS, S_DEVICE, S_THREAD, S_KNAME_FIND, S_KNAME_ADD, S_API, S_KERNEL, S_MEMCPY, S_MEMSET,
     S_SYNC, S_NVTX_START, S_NVTX_END, S_NVTX_MARK, S_SCOPE_BEGIN, S_SCOPE_END, S_EXTCORR, S_LOST,
-    S_OCC_CHECK, S_ANNOTATION, S_COUNT
+    S_OCC_CHECK, S_ANNOTATION, S_IK_KERNEL_SPAN, S_IK_BUFFER, S_IK_NAME, S_IK_EVENT, S_COUNT
 };
 
 #define MAX_STRING_ID (1u << 24) /* string ids a capture may use */
@@ -26,6 +26,8 @@ struct wl_session_writer {
     char tmp_path[4096];
     char final_path[4096];
     sqlite3_stmt *st[S_COUNT];
+    int64_t ik_buffer;       /* in-kernel buffer being written (inkernel_store.c), 0 = none */
+    int ik_failed;
 };
 
 /* Per-capture-file state: interned strings and the rows that later records refer to. */

@@ -13,7 +13,7 @@ int cmd_import(int argc, char **argv)
     int n = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: warplens import -o SESSION CAPTURE.wlcap [CAPTURE.wlcap ...] [TIMERS.wltimers ...]\n");
+            printf("usage: warplens import -o SESSION CAPTURE.wlcap [CAPTURE.wlcap ...] [TIMERS.wltimers ...] [BUFFER.wlik ...]\n");
             return 0;
         } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
             out = argv[++i];
@@ -31,12 +31,12 @@ int cmd_import(int argc, char **argv)
         fprintf(stderr, "usage: warplens import -o SESSION CAPTURE.wlcap [CAPTURE.wlcap ...]\n");
         return 2;
     }
-    /* .wltimers files (timer API side files) go with the captures */
+    /* side files (.wltimers from the timer API, .wlik in-kernel buffers) go with the captures */
     const char *caps[256], *timers[256];
     int nc = 0, nt = 0;
     for (int i = 0; i < n; i++) {
         size_t len = strlen(inputs[i]);
-        if (len > 9 && !strcmp(inputs[i] + len - 9, ".wltimers"))
+        if ((len > 9 && !strcmp(inputs[i] + len - 9, ".wltimers")) || (len > 5 && !strcmp(inputs[i] + len - 5, ".wlik")))
             timers[nt++] = inputs[i];
         else
             caps[nc++] = inputs[i];

@@ -229,9 +229,16 @@ static int exit_code(int status)
 
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
-/* Lists the files of dir ending in suffix (.wlcap: one per recorded process; .wltimers: timer
- * API side files), sorted. Returns the count. */
-static int list_files(const char *dir, const char *suffix, char ***out)
+static int ends_with(const char *name, size_t len, const char *suffix)
+{
+    size_t sl = suffix ? strlen(suffix) : 0;
+    return suffix && len > sl && strcmp(name + len - sl, suffix) == 0;
+}
+
+/* Lists the files of dir ending in suffix or suffix2 (may be NULL): .wlcap, one per recorded
+ * process; side files .wltimers (timer API) and .wlik (in-kernel buffers). Sorted; returns the
+ * count. */
+static int list_files(const char *dir, const char *suffix, const char *suffix2, char ***out)
 {
     *out = NULL;
     DIR *d = opendir(dir);
@@ -241,8 +248,8 @@ static int list_files(const char *dir, const char *suffix, char ***out)
     int n = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name), sl = strlen(suffix);
-        if (len <= sl || strcmp(e->d_name + len - sl, suffix) != 0)
+        size_t len = strlen(e->d_name);
+        if (!ends_with(e->d_name, len, suffix) && !ends_with(e->d_name, len, suffix2))
             continue;
         char **nv = realloc(v, (size_t)(n + 1) * sizeof *v);
         if (!nv)
@@ -380,8 +387,8 @@ int cmd_run(int argc, char **argv)
     int code = exit_code(status);
 
     char **files, **timers;
-    int n = list_files(capdir, ".wlcap", &files);
-    int nt = list_files(capdir, ".wltimers", &timers);
+    int n = list_files(capdir, ".wlcap", NULL, &files);
+    int nt = list_files(capdir, ".wltimers", ".wlik", &timers);
     if (n == 0) {
         /* a recorder that could not start left <pid>.disabled after saying why */
         int disabled = remove_disabled_markers(capdir);

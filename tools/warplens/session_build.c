@@ -5,9 +5,16 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analysis/inkernel_session.h"
 #include "store/session_writer.h"
 
-int session_build(const char *out, const char *const *captures, int n, const char *const *timers, int n_timers,
+static int has_suffix(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+int session_build(const char *out, const char *const *captures, int n, const char *const *side, int n_side,
                   const session_meta_kv *meta, session_build_result *r, int quiet)
 {
     memset(r, 0, sizeof *r);
@@ -46,9 +53,27 @@ int session_build(const char *out, const char *const *captures, int n, const cha
             fprintf(stderr, "warplens: %s: skipped %llu records of a newer capture format\n", captures[i],
                     (unsigned long long)st.unknown_records);
     }
-    for (int i = 0; i < n_timers; i++) {
+    for (int i = 0; i < n_side; i++) {
+        if (has_suffix(side[i], ".wlik")) {
+            /* in-kernel buffers are the program's own extra: a bad one costs itself, not the session */
+            wl_iks_buffer row;
+            if (wl_inkernel_import_file(w, side[i], &row, err, sizeof err) != 0) {
+                if (!quiet)
+                    fprintf(stderr, "warplens: in-kernel buffer not imported: %s\n", err);
+                continue;
+            }
+            r->inkernel_buffers++;
+            if (row.error[0]) {
+                if (!quiet)
+                    fprintf(stderr, "warplens: in-kernel buffer of launch %u (process %u): %s\n", row.correlation_id,
+                            row.pid, row.error);
+            } else {
+                r->inkernel_placed++;
+            }
+            continue;
+        }
         uint64_t got = 0;
-        if (wl_session_writer_import_timers(w, timers[i], &got, err, sizeof err) != 0) {
+        if (wl_session_writer_import_timers(w, side[i], &got, err, sizeof err) != 0) {
             /* timers are the program's own extra: a bad file costs them, not the session */
             if (!quiet)
                 fprintf(stderr, "warplens: timers not imported: %s\n", err);

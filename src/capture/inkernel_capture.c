@@ -1,0 +1,313 @@
+/* In-kernel buffers for the session timeline (inkernel_capture.h). Registration and the launch
+ * hook only touch a fixed table of slots; the copy, the clock calibration and the file write
+ * happen in warplens_inkernel_collect(), which the program calls after synchronising — never on
+ * a launch path. Memory is bounded: SLOTS registrations, one 4 MiB staging buffer per collect. */
+#include "capture/inkernel_capture.h"
+
+#include <cuda.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "capfile/inkernel_file.h"
+#include "capture/recorder.h"
+#include "common/atomic_file.h"
+#include "common/clock.h"
+#include "common/log.h"
+
+#define SLOTS 256
+#define NAMES_MAX 4096
+#define STAGING_BYTES (4u << 20)
+#define MAX_CONTEXTS 16
+
+enum { SLOT_FREE = 0, SLOT_FILLING, SLOT_PENDING, SLOT_LAUNCHED, SLOT_COLLECTING };
+
+typedef struct ik_slot {
+    atomic_int state;
+    uint32_t correlation_id;
+    CUcontext context;
+    CUdeviceptr buffer, counters;
+    uint64_t words, stride;
+    uint32_t max_records;
+    char events[NAMES_MAX], groups[NAMES_MAX];
+} ik_slot;
+
+static ik_slot g_slots[SLOTS];
+static atomic_ullong g_lost;
+static char g_dir[4096];
+static _Thread_local int t_pending; /* slot index + 1 of this thread's registration */
+_Thread_local int wl_internal_calls;
+
+/* correlation ids of the recorder's own calls (a short ring; ids are looked up shortly after) */
+#define INTERNAL_IDS 1024
+static atomic_uint g_internal[INTERNAL_IDS];
+static atomic_uint g_internal_next;
+
+void wl_internal_corr_add(uint32_t id)
+{
+    unsigned i = atomic_fetch_add(&g_internal_next, 1u);
+    atomic_store_explicit(&g_internal[i % INTERNAL_IDS], id, memory_order_release);
+}
+
+int wl_internal_corr_is(uint32_t id)
+{
+    unsigned n = atomic_load_explicit(&g_internal_next, memory_order_acquire);
+    if (n == 0 || id == 0)
+        return 0;
+    if (n > INTERNAL_IDS)
+        n = INTERNAL_IDS;
+    for (unsigned i = 0; i < n; i++)
+        if (atomic_load_explicit(&g_internal[i], memory_order_relaxed) == id)
+            return 1;
+    return 0;
+}
+
+void wl_inkernel_init(const char *capture_path)
+{
+    const char *slash = strrchr(capture_path, '/');
+    if (!slash)
+        snprintf(g_dir, sizeof g_dir, ".");
+    else
+        snprintf(g_dir, sizeof g_dir, "%.*s", (int)(slash - capture_path), capture_path);
+}
+
+static void copy_names(char *dst, const char *src)
+{
+    if (!src) {
+        dst[0] = '\0';
+        return;
+    }
+    size_t n = strnlen(src, NAMES_MAX);
+    if (n == NAMES_MAX) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "in-kernel name list longer than %d bytes: truncated", NAMES_MAX - 1);
+        n = NAMES_MAX - 1;
+    }
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+int wl_inkernel_next_launch(const wl_bridge_inkernel_buffer *b)
+{
+    if (atomic_load(&wl_state) != WL_STATE_RUNNING)
+        return -1;
+    if (!b || !b->buffer || b->words < 2) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "warplens_inkernel_next_launch: needs a device buffer of at least 2 words; ignored");
+        return -1;
+    }
+    ik_slot *s = NULL;
+    if (t_pending) { /* registered twice before launching: the newer registration wins */
+        s = &g_slots[t_pending - 1];
+    } else {
+        for (int i = 0; i < SLOTS && !s; i++) {
+            int expect = SLOT_FREE;
+            if (atomic_compare_exchange_strong(&g_slots[i].state, &expect, SLOT_FILLING)) {
+                s = &g_slots[i];
+                t_pending = i + 1;
+            }
+        }
+        if (!s) {
+            static atomic_flag once = ATOMIC_FLAG_INIT;
+            wl_log_once(&once, "more than %d in-kernel buffers registered and not collected; further ones are "
+                               "not recorded (call warplens_inkernel_collect() after the kernels finished)", SLOTS);
+            atomic_fetch_add(&g_lost, 1);
+            return -1;
+        }
+    }
+    s->buffer = (CUdeviceptr)(uintptr_t)b->buffer;
+    s->counters = (CUdeviceptr)(uintptr_t)b->counters;
+    s->words = b->words;
+    s->stride = b->stride;
+    s->max_records = b->max_records;
+    copy_names(s->events, b->event_names);
+    copy_names(s->groups, b->group_names);
+    atomic_store(&s->state, SLOT_PENDING);
+    return 0;
+}
+
+void wl_inkernel_on_launch(uint32_t correlation_id, void *context)
+{
+    if (!t_pending)
+        return;
+    ik_slot *s = &g_slots[t_pending - 1];
+    t_pending = 0;
+    s->correlation_id = correlation_id;
+    s->context = (CUcontext)context;
+    atomic_store_explicit(&s->state, SLOT_LAUNCHED, memory_order_release);
+}
+
+static const char *cu_name(CUresult r)
+{
+    const char *n = NULL;
+    cuGetErrorName(r, &n);
+    return n ? n : "?";
+}
+
+typedef struct calib_entry {
+    CUcontext ctx;
+    int status;
+    int64_t offset;
+    uint64_t uncertainty;
+} calib_entry;
+
+/* One calibration per context per collect: the offset drifts slowly, so it is measured close to
+ * the kernels it places. */
+static const calib_entry *calibration_for(CUcontext ctx, calib_entry *cache, int *n)
+{
+    for (int i = 0; i < *n; i++)
+        if (cache[i].ctx == ctx)
+            return &cache[i];
+    calib_entry e = {ctx, WLIK_CALIB_FAILED, 0, 0};
+    char why[160];
+    if (wl_calibrate_globaltimer(&e.offset, &e.uncertainty, why, sizeof why) == 0) {
+        e.status = WLIK_CALIB_OK;
+    } else {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "in-kernel clock calibration failed: %s; lanes are placed inside their kernel's "
+                           "window instead", why);
+    }
+    if (*n < MAX_CONTEXTS) {
+        cache[*n] = e;
+        return &cache[(*n)++];
+    }
+    cache[MAX_CONTEXTS - 1] = e;
+    return &cache[MAX_CONTEXTS - 1];
+}
+
+/* Copies the slot's buffer and counters and writes the side file. 0, or -1 (said once). */
+static int collect_slot(const ik_slot *s, const calib_entry *cal, uint8_t *staging)
+{
+    static atomic_flag once_copy = ATOMIC_FLAG_INIT, once_file = ATOMIC_FLAG_INIT;
+    wlik_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, WLIK_MAGIC, WLIK_MAGIC_LEN);
+    h.version = WLIK_VERSION;
+    h.header_size = sizeof h;
+    h.pid = (uint64_t)getpid();
+    h.correlation_id = s->correlation_id;
+    CUdevice dev = 0;
+    if (cuCtxGetDevice(&dev) == CUDA_SUCCESS)
+        h.device_id = (uint32_t)dev;
+    h.n_words = s->words;
+    h.stride = s->stride;
+    h.max_records = s->max_records;
+    h.calibration = (uint32_t)cal->status;
+    h.realtime_minus_globaltimer_ns = cal->offset;
+    h.calibration_uncertainty_ns = cal->uncertainty;
+    h.collected_ns = wl_realtime_ns();
+    h.events_len = (uint32_t)strlen(s->events);
+    h.groups_len = (uint32_t)strlen(s->groups);
+    if (s->counters) {
+        uint32_t c[2] = {0, 0};
+        CUresult r = cuMemcpyDtoH(c, s->counters, sizeof c);
+        if (r == CUDA_SUCCESS) {
+            h.counters_valid = 1;
+            h.dropped_on_device = c[0];
+            h.invalid_on_device = c[1];
+        } else {
+            wl_log_once(&once_copy, "cannot copy an in-kernel buffer's counters (%s)", cu_name(r));
+        }
+    }
+    char path[4300];
+    snprintf(path, sizeof path, "%s/%llu.%u.wlik", g_dir, (unsigned long long)h.pid, h.correlation_id);
+    wl_atomic_file f;
+    if (wl_atomic_file_open(&f, path) != 0) {
+        wl_log_once(&once_file, "cannot write in-kernel buffer file %s", path);
+        return -1;
+    }
+    int ok = wlik_write_header(f.fp, &h, s->events, s->groups) == 0;
+    for (uint64_t off = 0; ok && off < s->words;) {
+        uint64_t n = s->words - off;
+        if (n > STAGING_BYTES / 8)
+            n = STAGING_BYTES / 8;
+        CUresult r = cuMemcpyDtoH(staging, s->buffer + off * 8, (size_t)n * 8);
+        if (r != CUDA_SUCCESS) {
+            wl_log_once(&once_copy, "cannot copy an in-kernel buffer (%s): was it freed before "
+                                    "warplens_inkernel_collect()?", cu_name(r));
+            wl_atomic_file_abort(&f);
+            return -1;
+        }
+        ok = fwrite(staging, 8, (size_t)n, f.fp) == (size_t)n;
+        off += n;
+    }
+    if (!ok) {
+        wl_log_once(&once_file, "cannot write in-kernel buffer file %s", path);
+        wl_atomic_file_abort(&f);
+        return -1;
+    }
+    if (wl_atomic_file_commit(&f) != 0) {
+        wl_log_once(&once_file, "cannot write in-kernel buffer file %s", path);
+        return -1;
+    }
+    return 0;
+}
+
+int wl_inkernel_collect(void)
+{
+    if (atomic_load(&wl_state) != WL_STATE_RUNNING)
+        return -1;
+    uint8_t *staging = NULL;
+    calib_entry cache[MAX_CONTEXTS];
+    int n_cache = 0, collected = 0;
+    wl_internal_calls++;
+    for (int i = 0; i < SLOTS; i++) {
+        ik_slot *s = &g_slots[i];
+        int expect = SLOT_LAUNCHED;
+        if (!atomic_compare_exchange_strong(&s->state, &expect, SLOT_COLLECTING))
+            continue;
+        if (!staging && !(staging = malloc(STAGING_BYTES))) {
+            static atomic_flag once = ATOMIC_FLAG_INIT;
+            wl_log_once(&once, "out of memory collecting in-kernel buffers");
+            atomic_store(&s->state, SLOT_LAUNCHED);
+            break;
+        }
+        CUcontext cur = NULL;
+        int pushed = 0;
+        if (cuCtxGetCurrent(&cur) == CUDA_SUCCESS && cur != s->context) {
+            CUresult r = cuCtxPushCurrent(s->context);
+            if (r != CUDA_SUCCESS) {
+                static atomic_flag once = ATOMIC_FLAG_INIT;
+                wl_log_once(&once, "cannot enter an in-kernel buffer's context (%s); buffer lost", cu_name(r));
+                atomic_fetch_add(&g_lost, 1);
+                atomic_store(&s->state, SLOT_FREE);
+                continue;
+            }
+            pushed = 1;
+        }
+        const calib_entry *cal = calibration_for(s->context, cache, &n_cache);
+        if (collect_slot(s, cal, staging) == 0)
+            collected++;
+        else
+            atomic_fetch_add(&g_lost, 1);
+        if (pushed) {
+            CUcontext popped;
+            (void)cuCtxPopCurrent(&popped);
+        }
+        atomic_store(&s->state, SLOT_FREE);
+    }
+    wl_internal_calls--;
+    free(staging);
+    return collected;
+}
+
+uint64_t wl_inkernel_take_lost(void) { return atomic_exchange(&g_lost, 0); }
+
+void wl_inkernel_shutdown(void)
+{
+    unsigned left = 0;
+    for (int i = 0; i < SLOTS; i++) {
+        int st = atomic_load(&g_slots[i].state);
+        if (st == SLOT_LAUNCHED || st == SLOT_PENDING) {
+            left++;
+            atomic_store(&g_slots[i].state, SLOT_FREE);
+        }
+    }
+    if (left) {
+        wl_log("%u in-kernel buffer%s registered but never collected (call warplens_inkernel_collect() "
+               "after the kernels finished); not in the session", left, left == 1 ? " was" : "s were");
+        atomic_fetch_add(&g_lost, left);
+    }
+}

@@ -1,0 +1,35 @@
+/* In-kernel buffers registered through warplens.h (warplens_inkernel_next_launch / _collect):
+ * remembered for the next launch of the registering thread, copied to the host and written as
+ * <capture dir>/<pid>.<correlation id>.wlik side files when the program collects them. The
+ * importer decodes them under their kernel (src/analysis/inkernel_session.c). */
+#ifndef WARPLENS_CAPTURE_INKERNEL_CAPTURE_H
+#define WARPLENS_CAPTURE_INKERNEL_CAPTURE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/recorder_bridge.h"
+
+/* Where side files go (the capture file's folder). */
+void wl_inkernel_init(const char *capture_path);
+/* Bridge entry points (see warplens.h). */
+int wl_inkernel_next_launch(const wl_bridge_inkernel_buffer *b);
+int wl_inkernel_collect(void);
+/* Launch callback, application thread: binds this thread's pending registration to the launch.
+ * One thread-local load when nothing is pending. */
+void wl_inkernel_on_launch(uint32_t correlation_id, void *context);
+/* Writer thread: buffers lost since the last call (refused, failed copies, never collected). */
+uint64_t wl_inkernel_take_lost(void);
+/* At shutdown: counts registrations that were never collected and says so once. */
+void wl_inkernel_shutdown(void);
+
+/* clock_calibration.c: realtime - %globaltimer in the current context. 0, or -1 with why. */
+int wl_calibrate_globaltimer(int64_t *offset_ns, uint64_t *uncertainty_ns, char *why, size_t why_size);
+
+/* Calls the recorder makes itself (calibration kernel, copies) set this so the API callbacks
+ * skip them and remember their correlation ids; activity records with those ids are dropped. */
+extern _Thread_local int wl_internal_calls;
+void wl_internal_corr_add(uint32_t correlation_id);
+int wl_internal_corr_is(uint32_t correlation_id);
+
+#endif
