@@ -23,6 +23,8 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_API_NAME: return sizeof(wlcap_api_name);
     case WLCAP_OCC_CHECK: return sizeof(wlcap_occ_check);
     case WLCAP_ANNOTATION: return sizeof(wlcap_annotation);
+    case WLCAP_METRIC_DEF: return sizeof(wlcap_metric_def);
+    case WLCAP_METRIC_RANGE: return sizeof(wlcap_metric_range);
     default: return 0;
     }
 }
@@ -36,6 +38,7 @@ const char *wlcap_type_name(uint16_t type)
         [WLCAP_EXTCORR] = "extcorr", [WLCAP_SCOPE] = "scope",   [WLCAP_THREAD] = "thread",
         [WLCAP_DROPPED] = "dropped", [WLCAP_END] = "end",       [WLCAP_API_NAME] = "api_name",
         [WLCAP_OCC_CHECK] = "occ_check",       [WLCAP_ANNOTATION] = "annotation",
+        [WLCAP_METRIC_DEF] = "metric_def",     [WLCAP_METRIC_RANGE] = "metric_range",
     };
     return type < WLCAP_TYPE_COUNT && names[type] ? names[type] : "unknown";
 }

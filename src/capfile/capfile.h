@@ -55,6 +55,9 @@ enum wlcap_type {
     WLCAP_API_NAME = 15,
     WLCAP_OCC_CHECK = 16,
     WLCAP_ANNOTATION = 17,
+    /* 18 is reserved (another record family) */
+    WLCAP_METRIC_DEF = 19,
+    WLCAP_METRIC_RANGE = 20,
     WLCAP_TYPE_COUNT
 };
 
@@ -179,11 +182,11 @@ static_assert(sizeof(wlcap_thread) == 16, "wlcap_thread layout");
 
 /* Where records were lost. CUPTI: its own count of dropped activity records; BUFFER: CUPTI asked
  * for a buffer while the pool was at its limit; EVENTS: the scope/thread event ring was full;
- * API: the API-call ring was full; INKERNEL: registered in-kernel buffers that did not reach a
- * side file. */
+ * API: the API-call ring was full; METRICS: range-profiler values lost (metric ring full, or
+ * ranges CUPTI dropped); INKERNEL: registered in-kernel buffers that did not reach a side file. */
 enum wlcap_drop_source {
-    WLCAP_DROP_CUPTI = 1, WLCAP_DROP_BUFFER = 2, WLCAP_DROP_EVENTS = 3, WLCAP_DROP_API = 4,
-    WLCAP_DROP_INKERNEL = 5 /* in-kernel buffers refused, not copied or never collected */
+    WLCAP_DROP_CUPTI = 1, WLCAP_DROP_BUFFER = 2, WLCAP_DROP_EVENTS = 3, WLCAP_DROP_API = 4, WLCAP_DROP_METRICS = 5,
+    WLCAP_DROP_INKERNEL = 6 /* in-kernel buffers refused, not copied or never collected */
 };
 
 typedef struct wlcap_dropped {
@@ -228,6 +231,30 @@ typedef struct wlcap_annotation {
     uint32_t target, correlation_id, tid, precision;
 } wlcap_annotation;
 static_assert(sizeof(wlcap_annotation) == 40, "wlcap_annotation layout");
+
+/* METRIC_DEF (`warplens run --metrics`): one hardware metric of a device's range-profiler
+ * configuration. metric_id indexes the values of METRIC_RANGE records of the same process;
+ * num_passes is the replay passes the whole configuration needs on that device. */
+enum wlcap_metric_type { WLCAP_METRIC_COUNTER = 0, WLCAP_METRIC_RATIO = 1, WLCAP_METRIC_THROUGHPUT = 2 };
+typedef struct wlcap_metric_def {
+    uint32_t metric_id, name_str, unit_str, metric_type;
+    uint32_t device_id, num_passes;
+    uint32_t pad[2];
+} wlcap_metric_def;
+static_assert(sizeof(wlcap_metric_def) == 32, "wlcap_metric_def layout");
+
+/* METRIC_RANGE: up to WLCAP_METRIC_CHUNK values of one profiled range (auto range = one kernel
+ * launch), metrics first_metric .. first_metric+count-1; a range with more metrics takes several
+ * records with the same range_index. correlation_id is the launch's (0: the range could not be
+ * attributed to one launch, e.g. a batch whose range count differed from its launch count). */
+#define WLCAP_METRIC_CHUNK 8
+typedef struct wlcap_metric_range {
+    uint64_t range_index;     /* per device, counting from 0 across re-initialised counter images */
+    uint32_t correlation_id, device_id;
+    uint32_t first_metric, count;
+    double values[WLCAP_METRIC_CHUNK];
+} wlcap_metric_range;
+static_assert(sizeof(wlcap_metric_range) == 88, "wlcap_metric_range layout");
 
 enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
 

@@ -28,6 +28,9 @@ static const char *const SYNC_API[] = {"cuCtxSynchronize", "cuStreamSynchronize"
 static uint16_t g_ids[MAX_API_IDS];
 static unsigned g_count;
 static uint8_t g_is_launch[CUPTI_DRIVER_TRACE_CBID_SIZE]; /* kernel launches take annotations */
+static uint8_t g_hooked[CUPTI_DRIVER_TRACE_CBID_SIZE];
+
+int wl_api_callbacks_has(uint32_t cbid) { return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_hooked[cbid]; }
 
 static int has_prefix(const char *name, const char *const *list)
 {
@@ -61,6 +64,7 @@ int wl_api_callbacks_enable(void *subscriber, uint32_t record_mask)
         if (cuptiEnableCallback(1, (CUpti_SubscriberHandle)subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) ==
             CUPTI_SUCCESS) {
             g_ids[g_count++] = (uint16_t)cbid;
+            g_hooked[cbid] = 1;
             g_is_launch[cbid] = strncmp(name, "cuLaunch", 8) == 0 && strncmp(name, "cuLaunchHostFunc", 16) != 0;
         }
     }

@@ -42,6 +42,14 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
                                  const void *data)
 {
     (void)userdata;
+    /* a launch's exit always reaches the metrics module: it releases the lock taken at entry */
+    int metrics_launch = domain == CUPTI_CB_DOMAIN_DRIVER_API && wl_metrics_enabled() && wl_metrics_is_launch(cbid);
+    if (metrics_launch && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_EXIT) {
+        if (wl_api_callbacks_has(cbid) && atomic_load(&wl_state) == WL_STATE_RUNNING)
+            wl_api_callback(domain, cbid, data);
+        wl_metrics_launch(cbid, data);
+        return;
+    }
     if (atomic_load(&wl_state) != WL_STATE_RUNNING)
         return;
     if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -54,6 +62,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
             }
         } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
             /* cudaDeviceReset and cuCtxDestroy: hand over everything recorded in this context */
+            wl_metrics_context_destroyed(rd->context);
             wl_cupti_flush(1);
         }
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
@@ -61,7 +70,10 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
         if (cd->callbackSite == CUPTI_API_ENTER)
             wl_cupti_flush(1);
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-        wl_api_callback(domain, cbid, data);
+        if (wl_api_callbacks_has(cbid))
+            wl_api_callback(domain, cbid, data);
+        if (metrics_launch)
+            wl_metrics_launch(cbid, data);
     }
 }
 
@@ -132,6 +144,12 @@ int wl_cupti_start(const wl_config *cfg)
      * intercepts every stream/event call PyTorch makes (bench/results/overhead-sync-finding.md) */
     if (cfg->record_mask & (WL_RECORD_API | WL_RECORD_SYNC))
         wl_api_callbacks_enable(g_subscriber, cfg->record_mask);
+    if (wl_metrics_init()) {
+        for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
+            if (wl_metrics_is_launch(cbid))
+                check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
+                      "enabling a launch callback for metrics");
+    }
     return 0;
 }
 

@@ -38,6 +38,7 @@ static void shutdown_recorder(uint32_t reason)
     CUcontext ctx = NULL;
     if (cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx)
         (void)cuCtxSynchronize(); /* at exit the context may be gone; that is not an error here */
+    wl_metrics_stop();        /* the last batch of ranges, while the writer still runs */
     wl_cupti_stop();
     wl_writer_stop(reason);
 }

@@ -112,6 +112,18 @@ void wl_cupti_write_api_names(void);              /* writer thread: cbid -> name
 void wl_cupti_enable_extcorr(void);               /* idempotent; at the first scope */
 int wl_scopes_used(void);                         /* api_bridge.c: a scope was opened already */
 
+/* range_profiler.c: hardware metrics per kernel (WARPLENS_METRICS). init reads the environment
+ * (1 when metrics are on); launch runs in the driver launch callbacks (entry and exit); drain runs
+ * on the writer thread; stop and context_destroyed decode what is left. */
+int wl_metrics_init(void);
+int wl_metrics_enabled(void);
+int wl_metrics_is_launch(uint32_t cbid);
+void wl_metrics_launch(uint32_t cbid, const void *cbdata);
+void wl_metrics_context_destroyed(void *ctx);
+void wl_metrics_stop(void);
+void wl_metrics_drain(void);
+int wl_api_callbacks_has(uint32_t cbid);        /* api_callbacks.c: the API recorder hooked cbid */
+
 /* recorder state */
 enum wl_state { WL_STATE_OFF = 0, WL_STATE_RUNNING, WL_STATE_STOPPED, WL_STATE_FORKED_CHILD };
 extern atomic_int wl_state;

@@ -109,6 +109,7 @@ static void drain(void)
     wl_api_event api;
     while (wl_mpsc_pop(&wl_api_ring, &api))
         write_api(&api);
+    wl_metrics_drain();
     uint64_t lost = wl_mpsc_take_dropped(&wl_event_ring);
     if (lost) {
         wlcap_dropped r = {lost, WLCAP_DROP_EVENTS, 0, 0, 0};

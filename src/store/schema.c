@@ -94,6 +94,13 @@ const char *const WL_SCHEMA_SQL =
     "  grp INTEGER NOT NULL, event INTEGER NOT NULL, depth INTEGER NOT NULL, crossed INTEGER NOT NULL,\n"
     "  start_ns INTEGER NOT NULL, dur_ns INTEGER);\n"
     "CREATE INDEX inkernel_event_by_lane ON inkernel_event(buffer_id, block, grp, start_ns);\n"
+    /* hardware metrics (`warplens run --metrics`); sessions made before them lack these tables */
+    "CREATE TABLE metric (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, unit TEXT, metric_type TEXT);\n"
+    "CREATE TABLE metric_config (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, num_passes INTEGER,\n"
+    "  status TEXT, PRIMARY KEY (pid, device_id));\n"
+    "CREATE TABLE kernel_metric (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, range_index INTEGER NOT NULL,\n"
+    "  correlation_id INTEGER NOT NULL, kernel_id INTEGER, metric_id INTEGER NOT NULL REFERENCES metric(id),\n"
+    "  value REAL);\n"
     "CREATE INDEX kernel_by_name ON kernel(name_id);\n"
     "CREATE INDEX kernel_by_start ON kernel(start_ns);\n"
     "CREATE INDEX kernel_by_corr ON kernel(pid, correlation_id);\n"

@@ -426,6 +426,11 @@ static int on_dropped(import_ctx *c, const wlcap_dropped *d)
     case WLCAP_DROP_API: return add_lost(c, "api_calls", d->count, "API call records lost: API ring full");
     case WLCAP_DROP_INKERNEL:
         return add_lost(c, "inkernel_buffers", d->count, "in-kernel buffers not collected or not copied");
+    case WLCAP_DROP_METRICS:
+        return d->stream_id == 1 ? add_lost(c, "metric_unattributed", d->count,
+                                            "metric ranges kept without a kernel: range and launch counts differed")
+                                 : add_lost(c, "metric_ranges", d->count,
+                                            "metric ranges lost: dropped by CUPTI or the metric ring was full");
     default: return add_lost(c, "other", d->count, NULL);
     }
 }
@@ -505,6 +510,8 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_api_name api_name;
         wlcap_occ_check occ_check;
         wlcap_annotation annotation;
+        wlcap_metric_def metric_def;
+        wlcap_metric_range metric_range;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -537,6 +544,8 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_END: return on_end(c, &u.end, path);
     case WLCAP_OCC_CHECK: return on_occ_check(c, &u.occ_check);
     case WLCAP_ANNOTATION: return on_annotation(c, &u.annotation);
+    case WLCAP_METRIC_DEF: return wl_imp_metric_def(c, &u.metric_def, offset);
+    case WLCAP_METRIC_RANGE: return wl_imp_metric_range(c, &u.metric_range, offset);
     default: return 0;
     }
 }
@@ -550,6 +559,7 @@ void wl_imp_free_ctx(import_ctx *c)
     free(c->string_len);
     free(c->kname_row);
     wl_id_map_free(&c->nvtx);
+    wl_imp_metric_free(c);
     for (int d = 0; d < 3; d++)
         for (int i = 0; i < 1024; i++)
             free(c->api_names[d][i]);

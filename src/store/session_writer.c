@@ -134,6 +134,14 @@ static const char *const LINK_SQL =
     "  AND k.pid = annotation.pid AND k.correlation_id = annotation.correlation_id;\n"
     "UPDATE occupancy_check SET kernel_id = k.id FROM kernel k\n"
     "  WHERE k.pid = occupancy_check.pid AND k.correlation_id = occupancy_check.correlation_id;\n"
+    /* a metric range belongs to the one kernel of its launch; a graph launch's ranges (one
+     * correlation id for several kernels) stay unlinked */
+    "CREATE INDEX kernel_metric_by_corr ON kernel_metric(pid, correlation_id);\n"
+    "UPDATE kernel_metric SET kernel_id = k.id FROM kernel k\n"
+    "  WHERE kernel_metric.correlation_id != 0 AND k.pid = kernel_metric.pid\n"
+    "  AND k.correlation_id = kernel_metric.correlation_id AND k.device_id = kernel_metric.device_id\n"
+    "  AND (SELECT count(*) FROM kernel k2 WHERE k2.pid = k.pid AND k2.correlation_id = k.correlation_id) = 1;\n"
+    "CREATE INDEX kernel_metric_by_kernel ON kernel_metric(kernel_id);\n"
     "UPDATE sync SET api_id = a.id, tid = a.tid FROM api_call a\n"
     "  WHERE a.pid = sync.pid AND a.correlation_id = sync.correlation_id;\n"
     /* synchronisation waits from the sync API calls (captures before CUPTI sync records were

@@ -18,6 +18,7 @@ enum stmt_id {
 };
 
 #define MAX_STRING_ID (1u << 24) /* string ids a capture may use */
+#define WLCAP_METRIC_IDS 256      /* metric ids a capture may use */
 
 extern const char *const WL_IMPORT_SQL[S_COUNT];
 
@@ -44,6 +45,10 @@ typedef struct import_ctx {
     /* API names by (domain, cbid) */
     char *api_names[3][1024];
     wl_import_stats *stats;
+    /* hardware metrics (session_import_metrics.c): statements prepared at the first metric record,
+     * and the metric table's row of each capture metric id */
+    sqlite3_stmt *metric_st[4];
+    int64_t metric_row[WLCAP_METRIC_IDS];
     char *err;
     size_t err_size;
 } import_ctx;
@@ -61,6 +66,10 @@ void wl_imp_bind_str(import_ctx *c, sqlite3_stmt *s, int i, uint32_t id);
 
 /* record handlers (session_import_records.c) */
 int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offset, const char *path);
+/* metric records (session_import_metrics.c) */
+int wl_imp_metric_def(import_ctx *c, const wlcap_metric_def *d, size_t offset);
+int wl_imp_metric_range(import_ctx *c, const wlcap_metric_range *r, size_t offset);
+void wl_imp_metric_free(import_ctx *c);
 void wl_imp_free_ctx(import_ctx *c);
 
 #endif

@@ -11,6 +11,7 @@
 #include "analysis/kernel_occupancy.h"
 #include "format.h"
 #include "kernel_format.h"
+#include "metrics_print.h"
 #include "store/session_kernels.h"
 #include "analysis/throughput.h"
 #include "verbs.h"
@@ -357,6 +358,7 @@ int cmd_kernel(int argc, char **argv)
         }
     }
     print_panel(s, &p, nsum > 0 ? find_summary(sums, nsum, name_id) : NULL, wl_session_kernel_call_index(s, id), why);
+    print_metric_panel(s, p.row.id, name_id);
     rc = 0;
 out:
     pick_free(&p);

@@ -11,6 +11,7 @@
 #include "analysis/kernel_table.h"
 #include "format.h"
 #include "kernel_format.h"
+#include "metrics_print.h"
 #include "verbs.h"
 
 #define WIDTH 100
@@ -160,7 +161,7 @@ static void json_num(FILE *o, double v, const char *fmt)
         fprintf(o, fmt, v);
 }
 
-static void print_json(const wl_kernel_table_row *rows, int n)
+static void print_json(const wl_kernel_table_row *rows, int n, const wl_metric_set *m)
 {
     printf("[");
     for (int i = 0; i < n; i++) {
@@ -203,7 +204,9 @@ static void print_json(const wl_kernel_table_row *rows, int n)
         }
         if (r->occ.has_waves)
             printf(",\"tail_pct\":%.2f,\"active_sms\":%d", r->occ.waves.tail_pct, r->occ.waves.active_sms);
-        printf(",\"occupancy_kind\":\"theoretical\"}");
+        printf(",\"occupancy_kind\":\"theoretical\"");
+        print_metric_json(stdout, m, r->sum.name_id);
+        printf("}");
     }
     printf("\n]\n");
 }
@@ -399,12 +402,27 @@ int cmd_kernels(int argc, char **argv)
     if (n > 1)
         qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
     int shown = top > 0 && top < n ? (int)top : n;
-    if (json)
-        print_json(rows, shown);
-    else if (csv)
+    wl_metric_set metrics;
+    if (wl_session_metrics(s, WL_METRICS_BY_NAME, &metrics) != 0)
+        fprintf(stderr, "warplens kernels: cannot read the hardware metrics of %s\n", path);
+    if (json) {
+        print_json(rows, shown, &metrics);
+    } else if (csv) {
         print_csv(rows, shown);
-    else
+    } else {
         print_table(rows, n, shown, cols, ncols);
+        int64_t *ids = malloc((size_t)(shown ? shown : 1) * sizeof *ids);
+        char **names = malloc((size_t)(shown ? shown : 1) * sizeof *names);
+        for (int i = 0; ids && names && i < shown; i++) {
+            ids[i] = rows[i].sum.name_id;
+            names[i] = (char *)shown_name(rows, n, i);
+        }
+        if (ids && names)
+            print_metric_table(&metrics, ids, names, shown);
+        free(ids);
+        free(names);
+    }
+    wl_metric_set_free(&metrics);
     wl_kernel_table_free(rows, n);
     wl_session_close(s);
     return 0;

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "capfile/capfile.h"
+#include "capfile/metric_spec.h"
 #include "run_summary.h"
 #include "session_build.h"
 #include "verbs.h"
@@ -26,6 +27,7 @@ typedef struct run_options {
     const char *record;
     const char *buffer_size;
     const char *max_buffers;
+    const char *metrics;
     int quiet, keep_capture, check_occupancy;
     char **argv; /* the program and its arguments */
 } run_options;
@@ -41,6 +43,9 @@ static void usage(FILE *out)
             "  --keep-capture         keep the raw capture files (<output>.capture/)\n"
             "  --check-occupancy      ask the driver for each distinct launch's occupancy, to compare\n"
             "                         with warplens' calculator (`warplens occupancy-check`)\n"
+            "  --metrics LIST         hardware metrics per kernel (CUPTI range profiler): presets default,\n"
+            "                         memory, compute, occupancy and/or CUPTI metric names, comma-separated.\n"
+            "                         Kernels are serialised and replayed once per pass: timings change\n"
             "  -q, --quiet            print nothing but errors; the program's output is untouched\n"
             "The exit status is the program's (128+N if it was killed by signal N).\n");
 }
@@ -61,6 +66,8 @@ static int parse(int argc, char **argv, run_options *o)
             return 1;
         } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
             o->output = argv[++i];
+        } else if (!strcmp(a, "--metrics") && has_value) {
+            o->metrics = argv[++i];
         } else if (!strcmp(a, "--record") && has_value) {
             o->record = argv[++i];
         } else if (!strcmp(a, "--buffer-size") && has_value) {
@@ -75,7 +82,7 @@ static int parse(int argc, char **argv, run_options *o)
             o->quiet = 1;
         } else if (a[0] == '-') {
             fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
-                    (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--buffer-size") ||
+                    (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
                      !strcmp(a, "--max-buffers"))
                         ? " (needs a value)"
                         : "");
@@ -93,6 +100,14 @@ static int parse(int argc, char **argv, run_options *o)
     o->argv = argv + i;
     uint32_t mask;
     char bad[64];
+    if (o->metrics) {
+        static char names[WL_METRICS_MAX][WL_METRIC_NAME_MAX];
+        char err[512];
+        if (wl_metrics_expand(o->metrics, names, WL_METRICS_MAX, err, sizeof err) < 0) {
+            fprintf(stderr, "warplens run: --metrics: %s\n", err);
+            return -1;
+        }
+    }
     if (wl_record_mask_parse(o->record, &mask, bad, sizeof bad) != 0) {
         fprintf(stderr, "warplens run: --record: unknown item '%s' (use kernels,memcpy,api,nvtx,sync or all)\n", bad);
         return -1;
@@ -366,6 +381,8 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_QUIET", "1", 1);
     if (o.check_occupancy)
         setenv("WARPLENS_CHECK_OCCUPANCY", "1", 1);
+    if (o.metrics)
+        setenv("WARPLENS_METRICS", o.metrics, 1);
     uint32_t mask = 0;
     wl_record_mask_parse(o.record, &mask, NULL, 0);
     /* The recorder is also NVTX's injection library: it starts recording at the first NVTX call
@@ -409,8 +426,14 @@ int cmd_run(int argc, char **argv)
                               {"signal", signal_text},
                               {"started_unix", started},
                               {"record", o.record},
-                              {WIFSIGNALED(status) ? "complete" : NULL, "0"},
+                              {NULL, NULL},
+                              {NULL, NULL},
                               {NULL, NULL}};
+    int nmeta = 5; /* the list ends at the first NULL key */
+    if (o.metrics)
+        meta[nmeta++] = (session_meta_kv){"metrics", o.metrics};
+    if (WIFSIGNALED(status))
+        meta[nmeta++] = (session_meta_kv){"complete", "0"};
     session_build_result res;
     int built = session_build(output, (const char *const *)files, n, (const char *const *)timers, nt, meta, &res,
                               o.quiet);

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "metrics_print.h"
 #include "stats_print.h"
 
 void print_run_summary(const char *session_path)
@@ -20,6 +21,7 @@ void print_run_summary(const char *session_path)
     print_kernel_table(s, &o);
     print_copy_table(s, &o);
     print_lost_table(s, &o);
+    print_metric_run_note(s);
     printf("\nMore: warplens stats %s\n", session_path);
     wl_session_close(s);
 }

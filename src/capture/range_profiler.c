@@ -1,0 +1,692 @@
+/* Hardware metrics per kernel (`warplens run --metrics`) with CUPTI's range profiler: auto range
+ * (one range per kernel launch) and kernel replay (CUPTI re-runs each kernel once per pass, which
+ * serialises kernels: metrics mode changes the timeline's timing).
+ *
+ * Identity: each launch callback records the launch's correlation id in the context's slot list
+ * while holding the context's lock from launch entry to exit, so the n-th range CUPTI produces in
+ * a batch is the n-th slot. A batch whose range count differs from its launch count is not
+ * guessed at: its ranges are written with correlation id 0 (counted, reported once). Graph
+ * launches are batches of their own, attributed to the graph launch's correlation id.
+ *
+ * No range limit: every WARPLENS_METRICS_BATCH launches (at a launch boundary) the counter data
+ * is stopped, decoded, evaluated and re-initialised, so memory stays bounded and no range is lost.
+ * Values go to the writer thread through a ring as METRIC_RANGE records.
+ *
+ * Failures (no counter permission, counters held by another tool, unsupported GPU, unknown
+ * metric) are reported once, in one line with the remedy; tracing continues without metrics. */
+#include "capture/recorder.h"
+
+#include <cupti.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "capfile/metric_spec.h"
+#include "common/log.h"
+
+#define MAX_CTX 16
+#define DEFAULT_BATCH 1000
+#define RING_CAPACITY (1u << 15)
+#define SLOT_GRAPH (1ull << 32) /* slot flag: the launch was a graph launch */
+
+enum { M_OFF = 0, M_RUNNING, M_FAILED };
+
+typedef struct mctx {
+    CUcontext ctx;
+    uint32_t device_id;
+    int state;
+    _Atomic int defs_pending;         /* METRIC_DEF records not yet written (writer thread) */
+    size_t num_passes;
+    char status[200];                 /* why metrics are off on this context ("" when running) */
+    CUpti_RangeProfiler_Object *obj;
+    CUpti_Profiler_Host_Object *host;
+    uint8_t *config;
+    size_t config_size;
+    uint8_t *counter;
+    size_t counter_size;
+    uint64_t *slots;                  /* correlation id | SLOT_GRAPH, one per launch in the batch */
+    size_t nslots;
+    uint64_t next_range;
+    pthread_mutex_t lock;
+} mctx;
+
+static int g_on;
+static unsigned g_batch = DEFAULT_BATCH;
+static char g_names[WL_METRICS_MAX][WL_METRIC_NAME_MAX];
+static const char *g_name_ptr[WL_METRICS_MAX];
+static char g_units[WL_METRICS_MAX][32];
+static uint32_t g_types[WL_METRICS_MAX];
+static int g_count;
+static int g_validated;
+static mctx g_ctx[MAX_CTX];
+static pthread_mutex_t g_setup = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int g_defs_ready;      /* some context has defs to write */
+static _Atomic uint64_t g_unattributed, g_cupti_dropped, g_ring_lost;
+static int g_profiler_initialised;
+static _Thread_local mctx *t_held;
+
+static wl_mpsc wl_metric_ring;
+
+static atomic_flag g_unattributed_once = ATOMIC_FLAG_INIT;
+
+static const char *result_text(CUptiResult st)
+{
+    const char *msg = NULL;
+    cuptiGetResultString(st, &msg);
+    return msg ? msg : "unknown CUPTI error";
+}
+
+/* One line that says why and what to do; `what` is the step that failed. */
+static void explain(mctx *m, const char *what, CUptiResult st)
+{
+    const char *remedy;
+    switch (st) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+        remedy = "no permission to read GPU performance counters: run as root, or set the nvidia driver option"
+                 " NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+        break;
+    case CUPTI_ERROR_HARDWARE_BUSY:
+        remedy = "the GPU's performance counters are held by another tool (DCGM profiling, Nsight Compute or"
+                 " another profiler): pause it (e.g. `dcgmi profile --pause`) and run again";
+        break;
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+        remedy = "this GPU or its configuration (vGPU, MIG, MPS, confidential computing) does not support the"
+                 " range profiler: use a supported GPU (compute capability 7.5 or newer, bare metal)";
+        break;
+    default: remedy = "see the CUPTI message"; break;
+    }
+    snprintf(m->status, sizeof m->status, "%s failed (%s)", what, result_text(st));
+    wl_log("hardware metrics are off on GPU %u: %s: %s; %s. Tracing continues without metrics.", m->device_id, what,
+           result_text(st), remedy);
+    m->state = M_FAILED;
+    m->defs_pending = 1;
+    atomic_store(&g_defs_ready, 1);
+}
+
+int wl_metrics_init(void)
+{
+    const char *spec = getenv("WARPLENS_METRICS");
+    if (!spec || !*spec)
+        return 0;
+    const char *b = getenv("WARPLENS_METRICS_BATCH");
+    if (b && *b) {
+        long v = strtol(b, NULL, 10);
+        if (v >= 1 && v <= 100000)
+            g_batch = (unsigned)v;
+        else
+            wl_log("WARPLENS_METRICS_BATCH=%s is not valid (1..100000); using %u", b, g_batch);
+    }
+    char err[256];
+    int n = wl_metrics_expand(spec, g_names, WL_METRICS_MAX, err, sizeof err);
+    if (n < 0) {
+        wl_log("WARPLENS_METRICS: %s; tracing continues without metrics", err);
+        return 0;
+    }
+    g_count = n;
+    for (int i = 0; i < n; i++)
+        g_name_ptr[i] = g_names[i];
+    if (wl_mpsc_init(&wl_metric_ring, RING_CAPACITY, sizeof(wlcap_metric_range)) != 0) {
+        wl_log("out of memory for the metric ring; tracing continues without metrics");
+        return 0;
+    }
+    g_on = 1;
+    return 1;
+}
+
+int wl_metrics_enabled(void) { return g_on; }
+
+/* Drops names the GPU does not know, naming the close ones it does (first device only: the metric
+ * ids must be the same for every device of the process). */
+static void validate_names(mctx *m)
+{
+    if (g_validated)
+        return;
+    g_validated = 1;
+    const char **all = NULL;
+    size_t nall = 0;
+    int kept = 0;
+    for (int i = 0; i < g_count; i++) {
+        CUpti_Profiler_Host_GetMetricProperties_Params mp;
+        memset(&mp, 0, sizeof mp);
+        mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
+        mp.pHostObject = m->host;
+        mp.pMetricName = g_names[i];
+        if (cuptiProfilerHostGetMetricProperties(&mp) == CUPTI_SUCCESS) {
+            if (kept != i)
+                memcpy(g_names[kept], g_names[i], WL_METRIC_NAME_MAX);
+            snprintf(g_units[kept], sizeof g_units[kept], "%s", mp.pDimUnit ? mp.pDimUnit : "");
+            g_types[kept] = (uint32_t)mp.metricType;
+            kept++;
+            continue;
+        }
+        /* close names among the chip's base metrics (names as "<unit>__<counter>", without the
+         * collection prefix some carry) */
+        if (!all) {
+            all = calloc(8192, sizeof *all);
+            for (int t = 0; all && t < (int)CUPTI_METRIC_TYPE__COUNT; t++) {
+                CUpti_Profiler_Host_GetBaseMetrics_Params bp;
+                memset(&bp, 0, sizeof bp);
+                bp.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE;
+                bp.pHostObject = m->host;
+                bp.metricType = (CUpti_MetricType)t;
+                if (cuptiProfilerHostGetBaseMetrics(&bp) != CUPTI_SUCCESS)
+                    continue;
+                for (size_t k = 0; k < bp.numMetrics && nall < 8192; k++) {
+                    const char *s = bp.ppMetricNames[k], *u = strstr(s, "__");
+                    while (u && u > s && u[-1] != '.')
+                        u--;
+                    all[nall++] = u ? u : s;
+                }
+            }
+        }
+        char base[WL_METRIC_NAME_MAX];
+        memcpy(base, g_names[i], sizeof base);
+        char *dot = strchr(base, '.');
+        const char *suffix = dot ? g_names[i] + (dot - base) : "";
+        if (dot)
+            *dot = 0;
+        size_t close[3];
+        int nc = all ? wl_close_names(base, all, nall, close, 3) : 0;
+        char list[400] = "";
+        for (int k = 0; k < nc; k++) {
+            size_t used = strlen(list);
+            snprintf(list + used, sizeof list - used, "%s%s%s", k ? ", " : "", all[close[k]], suffix);
+        }
+        wl_log("unknown metric '%s' on this GPU; %s%s; it is not collected (other metrics are)", g_names[i],
+               nc ? "close names: " : "no close name (see `ncu --query-metrics`)", list);
+    }
+    free(all);
+    g_count = kept;
+    for (int i = 0; i < g_count; i++)
+        g_name_ptr[i] = g_names[i];
+}
+
+static CUptiResult init_counter_data(mctx *m)
+{
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params ip;
+    memset(&ip, 0, sizeof ip);
+    ip.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+    ip.pRangeProfilerObject = m->obj;
+    ip.counterDataSize = m->counter_size;
+    ip.pCounterData = m->counter;
+    CUptiResult st = cuptiRangeProfilerCounterDataImageInitialize(&ip);
+    if (st != CUPTI_SUCCESS)
+        return st;
+    CUpti_RangeProfiler_SetConfig_Params sp;
+    memset(&sp, 0, sizeof sp);
+    sp.structSize = CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE;
+    sp.pRangeProfilerObject = m->obj;
+    sp.configSize = m->config_size;
+    sp.pConfig = m->config;
+    sp.counterDataImageSize = m->counter_size;
+    sp.pCounterDataImage = m->counter;
+    sp.range = CUPTI_AutoRange;
+    sp.replayMode = CUPTI_KernelReplay;
+    sp.maxRangesPerPass = g_batch;
+    sp.numNestingLevels = 1;
+    sp.minNestingLevel = 1;
+    sp.passIndex = 0;
+    sp.targetNestingLevel = 1;
+    st = cuptiRangeProfilerSetConfig(&sp);
+    if (st != CUPTI_SUCCESS)
+        return st;
+    CUpti_RangeProfiler_Start_Params start;
+    memset(&start, 0, sizeof start);
+    start.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
+    start.pRangeProfilerObject = m->obj;
+    return cuptiRangeProfilerStart(&start);
+}
+
+#define TRY(call, what)                                                                                        \
+    do {                                                                                                       \
+        CUptiResult st_ = (call);                                                                              \
+        if (st_ != CUPTI_SUCCESS) {                                                                            \
+            explain(m, what, st_);                                                                             \
+            return -1;                                                                                         \
+        }                                                                                                      \
+    } while (0)
+
+static int setup(mctx *m)
+{
+    if (!g_profiler_initialised) { /* not at injection: it may initialise CUDA */
+        CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE, NULL};
+        TRY(cuptiProfilerInitialize(&ip), "initialising the CUPTI profiler");
+        g_profiler_initialised = 1;
+    }
+    CUdevice dev;
+    if (cuDeviceGet(&dev, (int)m->device_id) == CUDA_SUCCESS) {
+        CUpti_Profiler_DeviceSupported_Params ds;
+        memset(&ds, 0, sizeof ds);
+        ds.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE;
+        ds.cuDevice = dev;
+        ds.api = CUPTI_PROFILER_RANGE_PROFILING;
+        if (cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS && ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+            const char *why = ds.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "GPU architecture"
+                              : ds.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED      ? "vGPU"
+                              : ds.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
+                                  ? "confidential computing"
+                              : ds.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "CMP device"
+                              : ds.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "WSL"
+                              : ds.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI"
+                                                                                  : "configuration";
+            char what[96];
+            snprintf(what, sizeof what, "range profiler support check (unsupported: %s)", why);
+            explain(m, what, CUPTI_ERROR_NOT_SUPPORTED);
+            return -1;
+        }
+    }
+    CUpti_Device_GetChipName_Params cn;
+    memset(&cn, 0, sizeof cn);
+    cn.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+    cn.deviceIndex = m->device_id;
+    TRY(cuptiDeviceGetChipName(&cn), "reading the chip name");
+
+    CUpti_Profiler_GetCounterAvailability_Params ca;
+    memset(&ca, 0, sizeof ca);
+    ca.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
+    ca.ctx = m->ctx;
+    TRY(cuptiProfilerGetCounterAvailability(&ca), "reading counter availability");
+    uint8_t *avail = malloc(ca.counterAvailabilityImageSize ? ca.counterAvailabilityImageSize : 1);
+    if (!avail) {
+        explain(m, "allocating the counter availability image", CUPTI_ERROR_OUT_OF_MEMORY);
+        return -1;
+    }
+    ca.pCounterAvailabilityImage = avail;
+    CUptiResult st = cuptiProfilerGetCounterAvailability(&ca);
+    if (st != CUPTI_SUCCESS) {
+        free(avail);
+        explain(m, "reading counter availability", st);
+        return -1;
+    }
+    CUpti_Profiler_Host_Initialize_Params hi;
+    memset(&hi, 0, sizeof hi);
+    hi.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+    hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
+    hi.pChipName = cn.pChipName;
+    hi.pCounterAvailabilityImage = avail;
+    st = cuptiProfilerHostInitialize(&hi);
+    free(avail); /* the host object keeps what it needs */
+    if (st != CUPTI_SUCCESS) {
+        explain(m, "initialising the metric host", st);
+        return -1;
+    }
+    m->host = hi.pHostObject;
+    validate_names(m);
+    if (!g_count) {
+        explain(m, "choosing metrics (none of the requested metrics exists on this GPU)", CUPTI_ERROR_INVALID_PARAMETER);
+        return -1;
+    }
+
+    CUpti_Profiler_Host_ConfigAddMetrics_Params am;
+    memset(&am, 0, sizeof am);
+    am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+    am.pHostObject = m->host;
+    am.ppMetricNames = g_name_ptr;
+    am.numMetrics = (size_t)g_count;
+    TRY(cuptiProfilerHostConfigAddMetrics(&am), "adding metrics to the configuration");
+    CUpti_Profiler_Host_GetConfigImageSize_Params cs;
+    memset(&cs, 0, sizeof cs);
+    cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+    cs.pHostObject = m->host;
+    TRY(cuptiProfilerHostGetConfigImageSize(&cs), "sizing the configuration");
+    m->config_size = cs.configImageSize;
+    m->config = malloc(m->config_size ? m->config_size : 1);
+    if (!m->config) {
+        explain(m, "allocating the configuration", CUPTI_ERROR_OUT_OF_MEMORY);
+        return -1;
+    }
+    CUpti_Profiler_Host_GetConfigImage_Params gi;
+    memset(&gi, 0, sizeof gi);
+    gi.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+    gi.pHostObject = m->host;
+    gi.configImageSize = m->config_size;
+    gi.pConfigImage = m->config;
+    TRY(cuptiProfilerHostGetConfigImage(&gi), "building the configuration");
+    CUpti_Profiler_Host_GetNumOfPasses_Params np;
+    memset(&np, 0, sizeof np);
+    np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+    np.configImageSize = m->config_size;
+    np.pConfigImage = m->config;
+    TRY(cuptiProfilerHostGetNumOfPasses(&np), "counting replay passes");
+    m->num_passes = np.numOfPasses;
+
+    CUpti_RangeProfiler_Enable_Params en;
+    memset(&en, 0, sizeof en);
+    en.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
+    en.ctx = m->ctx;
+    TRY(cuptiRangeProfilerEnable(&en), "enabling the range profiler");
+    m->obj = en.pRangeProfilerObject;
+
+    CUpti_RangeProfiler_GetCounterDataSize_Params ds;
+    memset(&ds, 0, sizeof ds);
+    ds.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
+    ds.pRangeProfilerObject = m->obj;
+    ds.pMetricNames = g_name_ptr;
+    ds.numMetrics = (size_t)g_count;
+    ds.maxNumOfRanges = g_batch;
+    ds.maxNumRangeTreeNodes = g_batch;
+    TRY(cuptiRangeProfilerGetCounterDataSize(&ds), "sizing the counter data");
+    m->counter_size = ds.counterDataSize;
+    m->counter = malloc(m->counter_size);
+    m->slots = calloc(g_batch, sizeof *m->slots);
+    if (!m->counter || !m->slots) {
+        explain(m, "allocating the counter data", CUPTI_ERROR_OUT_OF_MEMORY);
+        return -1;
+    }
+    TRY(init_counter_data(m), "configuring the range profiler");
+    m->state = M_RUNNING;
+    m->defs_pending = 1;
+    atomic_store(&g_defs_ready, 1);
+    wl_log("hardware metrics on GPU %u: %d metrics in %zu replay pass%s per kernel; kernels are serialised and"
+           " replayed, so timings differ from an unprofiled run",
+           m->device_id, g_count, m->num_passes, m->num_passes == 1 ? "" : "es");
+    return 0;
+}
+
+/* Pushes a range's values, waiting briefly for the writer when the ring is full: the launching
+ * thread is already blocked by kernel replay, and a value dropped here is a kernel without metrics. */
+static void push_range(uint64_t index, uint32_t corr, uint32_t dev, const double *values)
+{
+    for (int first = 0; first < g_count; first += WLCAP_METRIC_CHUNK) {
+        wlcap_metric_range r;
+        memset(&r, 0, sizeof r);
+        r.range_index = index;
+        r.correlation_id = corr;
+        r.device_id = dev;
+        r.first_metric = (uint32_t)first;
+        r.count = (uint32_t)(g_count - first < WLCAP_METRIC_CHUNK ? g_count - first : WLCAP_METRIC_CHUNK);
+        memcpy(r.values, values + first, r.count * sizeof(double));
+        for (int tries = 0;; tries++) {
+            if (wl_mpsc_push(&wl_metric_ring, &r) == 0)
+                break;
+            (void)wl_mpsc_take_dropped(&wl_metric_ring); /* only this file pushes: counted here instead */
+            if (tries == 200) {
+                atomic_fetch_add(&g_ring_lost, 1);
+                break;
+            }
+            wl_pool_wake();
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* Stop, decode, evaluate every range, and (restart) re-initialise for the next batch. Holds m->lock. */
+static void flush(mctx *m, int restart)
+{
+    if (m->state != M_RUNNING)
+        return;
+    CUpti_RangeProfiler_Stop_Params sp;
+    memset(&sp, 0, sizeof sp);
+    sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+    sp.pRangeProfilerObject = m->obj;
+    CUptiResult st = cuptiRangeProfilerStop(&sp);
+    if (st != CUPTI_SUCCESS) {
+        explain(m, "stopping the range profiler", st);
+        return;
+    }
+    CUpti_RangeProfiler_DecodeData_Params dd;
+    memset(&dd, 0, sizeof dd);
+    dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
+    dd.pRangeProfilerObject = m->obj;
+    st = cuptiRangeProfilerDecodeData(&dd);
+    if (st != CUPTI_SUCCESS) {
+        explain(m, "decoding counter data", st);
+        return;
+    }
+    if (dd.numOfRangeDropped)
+        atomic_fetch_add(&g_cupti_dropped, dd.numOfRangeDropped);
+    CUpti_RangeProfiler_GetCounterDataInfo_Params gi;
+    memset(&gi, 0, sizeof gi);
+    gi.structSize = CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE;
+    gi.pCounterDataImage = m->counter;
+    gi.counterDataImageSize = m->counter_size;
+    st = cuptiRangeProfilerGetCounterDataInfo(&gi);
+    if (st != CUPTI_SUCCESS) {
+        explain(m, "reading the number of ranges", st);
+        return;
+    }
+    /* identity: range i is slot i only when the counts agree; a graph batch belongs to its launch */
+    int by_slot = gi.numTotalRanges == m->nslots;
+    uint32_t graph_corr = (m->nslots == 1 && (m->slots[0] & SLOT_GRAPH)) ? (uint32_t)m->slots[0] : 0;
+    if (!by_slot && !graph_corr && gi.numTotalRanges) {
+        atomic_fetch_add(&g_unattributed, gi.numTotalRanges);
+        wl_log_once(&g_unattributed_once,
+                    "metrics: %zu ranges for %zu launches in one batch on GPU %u; such ranges are kept without a"
+                    " kernel (counted in the session)",
+                    gi.numTotalRanges, m->nslots, m->device_id);
+    }
+    double values[WL_METRICS_MAX];
+    for (size_t i = 0; i < gi.numTotalRanges; i++) {
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
+        memset(&ev, 0, sizeof ev);
+        ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+        ev.pHostObject = m->host;
+        ev.pCounterDataImage = m->counter;
+        ev.counterDataImageSize = m->counter_size;
+        ev.rangeIndex = i;
+        ev.ppMetricNames = g_name_ptr;
+        ev.numMetrics = (size_t)g_count;
+        ev.pMetricValues = values;
+        st = cuptiProfilerHostEvaluateToGpuValues(&ev);
+        if (st != CUPTI_SUCCESS) {
+            explain(m, "evaluating metric values", st);
+            return;
+        }
+        uint32_t corr = graph_corr ? graph_corr : by_slot ? (uint32_t)m->slots[i] : 0;
+        push_range(m->next_range++, corr, m->device_id, values);
+    }
+    wl_pool_wake();
+    m->nslots = 0;
+    if (restart) {
+        st = init_counter_data(m);
+        if (st != CUPTI_SUCCESS)
+            explain(m, "re-initialising the counter data", st);
+    }
+}
+
+static void teardown(mctx *m)
+{
+    if (m->obj) {
+        CUpti_RangeProfiler_Disable_Params dp;
+        memset(&dp, 0, sizeof dp);
+        dp.structSize = CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE;
+        dp.pRangeProfilerObject = m->obj;
+        CUptiResult st = cuptiRangeProfilerDisable(&dp);
+        if (st != CUPTI_SUCCESS)
+            wl_log("metrics: disabling the range profiler on GPU %u failed: %s", m->device_id, result_text(st));
+        m->obj = NULL;
+    }
+    if (m->host) {
+        CUpti_Profiler_Host_Deinitialize_Params hd;
+        memset(&hd, 0, sizeof hd);
+        hd.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
+        hd.pHostObject = m->host;
+        cuptiProfilerHostDeinitialize(&hd);
+        m->host = NULL;
+    }
+    free(m->counter);
+    free(m->config);
+    free(m->slots);
+    m->counter = m->config = NULL;
+    m->slots = NULL;
+}
+
+/* The context's state, set up on its first launch (the context is current on the launching thread). */
+static mctx *context_state(CUcontext ctx)
+{
+    pthread_mutex_lock(&g_setup);
+    mctx *m = NULL;
+    for (int i = 0; i < MAX_CTX; i++)
+        if (g_ctx[i].state != M_OFF && g_ctx[i].ctx == ctx) {
+            m = &g_ctx[i];
+            break;
+        }
+    if (!m) {
+        for (int i = 0; i < MAX_CTX; i++)
+            if (g_ctx[i].state == M_OFF && !g_ctx[i].ctx) {
+                m = &g_ctx[i];
+                break;
+            }
+        if (!m) {
+            static atomic_flag once = ATOMIC_FLAG_INIT;
+            wl_log_once(&once, "metrics: more than %d CUDA contexts; later contexts get no metrics", MAX_CTX);
+            pthread_mutex_unlock(&g_setup);
+            return NULL;
+        }
+        m->ctx = ctx;
+        uint32_t dev = 0;
+        cuptiGetDeviceId(ctx, &dev);
+        m->device_id = dev;
+        pthread_mutex_init(&m->lock, NULL);
+        if (setup(m) != 0)
+            teardown(m);
+    }
+    pthread_mutex_unlock(&g_setup);
+    return m;
+}
+
+static int is_graph_launch(uint32_t cbid)
+{
+    return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
+}
+
+int wl_metrics_is_launch(uint32_t cbid)
+{
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: return 1;
+    default: return 0;
+    }
+}
+
+/* Launch callback (application thread): the context's lock is held from entry to exit so that
+ * slot order is CUPTI's range order. */
+void wl_metrics_launch(uint32_t cbid, const void *data)
+{
+    const CUpti_CallbackData *cd = data;
+    if (cd->callbackSite == CUPTI_API_EXIT) {
+        mctx *m = t_held;
+        if (!m)
+            return;
+        t_held = NULL;
+        CUresult rv = cd->functionReturnValue ? *(const CUresult *)cd->functionReturnValue : CUDA_SUCCESS;
+        if (rv != CUDA_SUCCESS && m->nslots)
+            m->nslots--; /* a failed launch makes no range */
+        if (is_graph_launch(cbid))
+            flush(m, 1);
+        if (m->state != M_RUNNING)
+            teardown(m);
+        pthread_mutex_unlock(&m->lock);
+        return;
+    }
+    if (!g_on || t_held)
+        return;
+    CUcontext ctx = cd->context;
+    if (!ctx && cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
+        return;
+    if (!ctx)
+        return;
+    mctx *m = context_state(ctx);
+    if (!m || m->state != M_RUNNING)
+        return;
+    pthread_mutex_lock(&m->lock);
+    if (m->state == M_RUNNING && (m->nslots >= g_batch || (is_graph_launch(cbid) && m->nslots)))
+        flush(m, 1);
+    if (m->state != M_RUNNING) {
+        teardown(m);
+        pthread_mutex_unlock(&m->lock);
+        return;
+    }
+    m->slots[m->nslots++] = cd->correlationId | (is_graph_launch(cbid) ? SLOT_GRAPH : 0);
+    t_held = m;
+}
+
+static void finish(mctx *m)
+{
+    pthread_mutex_lock(&m->lock);
+    flush(m, 0);
+    teardown(m);
+    if (m->state == M_RUNNING)
+        m->state = M_FAILED, snprintf(m->status, sizeof m->status, "finished");
+    pthread_mutex_unlock(&m->lock);
+}
+
+void wl_metrics_context_destroyed(void *ctx)
+{
+    if (!g_on)
+        return;
+    for (int i = 0; i < MAX_CTX; i++)
+        if (g_ctx[i].ctx == ctx)
+            finish(&g_ctx[i]);
+}
+
+void wl_metrics_stop(void)
+{
+    if (!g_on)
+        return;
+    for (int i = 0; i < MAX_CTX; i++)
+        if (g_ctx[i].ctx)
+            finish(&g_ctx[i]);
+}
+
+/* Writer thread: definitions of newly configured contexts, then the values. */
+void wl_metrics_drain(void)
+{
+    if (atomic_exchange(&g_defs_ready, 0)) {
+        pthread_mutex_lock(&g_setup);
+        for (int i = 0; i < MAX_CTX; i++) {
+            mctx *m = &g_ctx[i];
+            if (!m->defs_pending)
+                continue;
+            m->defs_pending = 0;
+            if (m->state == M_FAILED && m->status[0]) {
+                /* metric_id ~0: the configuration's status line, no metric */
+                wlcap_metric_def d = {UINT32_MAX, wl_capw_string(m->status), 0, 0, m->device_id, 0, {0, 0}};
+                wl_capw_record(WLCAP_METRIC_DEF, &d, sizeof d);
+                continue;
+            }
+            for (int k = 0; k < g_count; k++) {
+                wlcap_metric_def d = {(uint32_t)k, wl_capw_string(g_names[k]), wl_capw_string(g_units[k]),
+                                      g_types[k], m->device_id, (uint32_t)m->num_passes, {0, 0}};
+                wl_capw_record(WLCAP_METRIC_DEF, &d, sizeof d);
+            }
+        }
+        pthread_mutex_unlock(&g_setup);
+    }
+    if (!g_on)
+        return;
+    wlcap_metric_range r;
+    while (wl_mpsc_pop(&wl_metric_ring, &r))
+        wl_capw_record(WLCAP_METRIC_RANGE, &r, sizeof r);
+    uint64_t lost = atomic_exchange(&g_ring_lost, 0) + atomic_exchange(&g_cupti_dropped, 0);
+    if (lost) {
+        wlcap_dropped d = {lost, WLCAP_DROP_METRICS, 0, 0, 0};
+        wl_capw_record(WLCAP_DROPPED, &d, sizeof d);
+    }
+    uint64_t un = atomic_exchange(&g_unattributed, 0);
+    if (un) {
+        wlcap_dropped d = {un, WLCAP_DROP_METRICS, 0, 1, 0}; /* stream_id 1: kept, not attributed */
+        wl_capw_record(WLCAP_DROPPED, &d, sizeof d);
+    }
+}

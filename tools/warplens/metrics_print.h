@@ -1,0 +1,20 @@
+/* Hardware metrics in the CLI (`warplens run --metrics` sessions): the per-kernel-name table of
+ * `warplens kernels`, the kernel panel's section, the JSON object, and the run summary's note. */
+#ifndef WARPLENS_TOOLS_METRICS_PRINT_H
+#define WARPLENS_TOOLS_METRICS_PRINT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "store/session_metrics.h"
+
+/* The table for these kernel names (in this order); prints nothing when the session has no metrics. */
+void print_metric_table(const wl_metric_set *m, const int64_t *name_ids, char *const *names, int n);
+/* "metrics":{...} for one group (nothing when absent); leading comma included. */
+void print_metric_json(FILE *o, const wl_metric_set *m, int64_t key);
+/* Panel lines for one kernel call and for all calls of its name. */
+void print_metric_panel(wl_session *s, int64_t kernel_id, int64_t name_id);
+/* The run summary's lines: metrics collected, passes, the timing caveat, or why none. */
+void print_metric_run_note(wl_session *s);
+
+#endif
