@@ -23,6 +23,7 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_API_NAME: return sizeof(wlcap_api_name);
     case WLCAP_OCC_CHECK: return sizeof(wlcap_occ_check);
     case WLCAP_ANNOTATION: return sizeof(wlcap_annotation);
+    case WLCAP_DEVICE_SAMPLE: return sizeof(wlcap_device_sample);
     default: return 0;
     }
 }
@@ -36,6 +37,7 @@ const char *wlcap_type_name(uint16_t type)
         [WLCAP_EXTCORR] = "extcorr", [WLCAP_SCOPE] = "scope",   [WLCAP_THREAD] = "thread",
         [WLCAP_DROPPED] = "dropped", [WLCAP_END] = "end",       [WLCAP_API_NAME] = "api_name",
         [WLCAP_OCC_CHECK] = "occ_check",       [WLCAP_ANNOTATION] = "annotation",
+        [WLCAP_DEVICE_SAMPLE] = "device_sample",
     };
     return type < WLCAP_TYPE_COUNT && names[type] ? names[type] : "unknown";
 }
