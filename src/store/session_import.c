@@ -52,6 +52,9 @@ const char *const WL_IMPORT_SQL[S_COUNT] = {
                      " VALUES (?,?,?,?,?,?,?,?)",
     [S_OCC_CHECK] = "INSERT INTO occupancy_check (pid, correlation_id, block_size, dynamic_smem,"
                     " driver_active_blocks, function_registers, status) VALUES (?,?,?,?,?,?,?)",
+    [S_DEVICE_SAMPLE] = "INSERT INTO device_sample (pid, device_id, ts_ns, window_start_ns, gpu_util_pct,"
+                        " mem_util_pct, sm_clock_mhz, mem_clock_mhz, power_mw, temperature_c, memory_used_bytes,"
+                        " energy_mj) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 /* ---- binding helpers ------------------------------------------------------------------------ */
