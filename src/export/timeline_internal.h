@@ -72,4 +72,13 @@ int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill
 /* Lets every running kernel end and writes the last values. */
 int tl_counters_finish(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st);
 
+/* ---- NVML device-sample series of one GPU (timeline_counters.c) ------------------------------ */
+#include "store/session_samples.h"
+
+enum { TL_SAMPLE_SERIES = 7 };
+/* Name and unit of series i (0 .. TL_SAMPLE_SERIES-1). */
+void tl_sample_series(int i, const char **name, const char **unit);
+/* Value of series i in a sample (in the series' unit); 0 when NVML could not read it. */
+int tl_sample_value(const wl_device_sample_row *r, int i, double *v);
+
 #endif

@@ -67,6 +67,16 @@ int wl_session_each_device_sample(wl_session *s, int (*fn)(const wl_device_sampl
     return run_samples(st, 0, fn, arg);
 }
 
+int wl_session_each_device_sample_by_time(wl_session *s, int (*fn)(const wl_device_sample_row *, void *), void *arg)
+{
+    if (!has_table(s))
+        return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, SAMPLE_COLS " ORDER BY device_id, ts_ns, pid", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    return run_samples(st, 0, fn, arg);
+}
+
 int wl_session_device_samples_between(wl_session *s, uint32_t pid, uint32_t device_id, uint64_t start_ns,
                                       uint64_t end_ns, int (*fn)(const wl_device_sample_row *, void *), void *arg)
 {

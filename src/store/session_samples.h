@@ -24,6 +24,10 @@ int wl_session_has_device_samples(wl_session *s);
  * rows visited (0 without the table), or -1 on a read error. */
 int wl_session_each_device_sample(wl_session *s, int (*fn)(const wl_device_sample_row *, void *), void *arg);
 
+/* Samples ordered by (device_id, ts_ns, pid): one time-ordered series per device for the timeline
+ * (processes sharing a device sample the same hardware). */
+int wl_session_each_device_sample_by_time(wl_session *s, int (*fn)(const wl_device_sample_row *, void *), void *arg);
+
 /* Samples of (pid, device) whose window overlaps [start_ns, end_ns), in time order. */
 int wl_session_device_samples_between(wl_session *s, uint32_t pid, uint32_t device_id, uint64_t start_ns,
                                       uint64_t end_ns, int (*fn)(const wl_device_sample_row *, void *), void *arg);
