@@ -46,6 +46,7 @@ typedef struct sampled_dev {
     uint32_t device_id;
     char pci[32];
     int state;                 /* 0 waiting for the sampler, 1 sampled, 2 not found in NVML */
+    int fresh;                 /* matched this round: its first window starts now */
     nvml_dev handle;
     uint64_t last_ts;
     uint32_t reported;         /* WLCAP_SAMPLE_* whose failure was reported */
@@ -174,6 +175,7 @@ static void match_new(void)
             continue;
         }
         d->state = 1;
+        d->fresh = 1;
         d->last_ts = wl_realtime_ns();
     }
 }
@@ -190,9 +192,12 @@ static void *sampler_main(void *arg)
         /* NVML calls are made outside the lock so registering a device never waits on them */
         int n = g_ndevs;
         pthread_mutex_unlock(&g_lock);
-        for (int i = 0; i < n; i++)
-            if (g_devs[i].state == 1)
-                sample(&g_devs[i]); /* state 1 is final and only this thread writes the rest */
+        /* state 1 is final and only this thread writes the rest of a matched device */
+        for (int i = 0; i < n; i++) {
+            if (g_devs[i].state == 1 && !g_devs[i].fresh)
+                sample(&g_devs[i]);
+            g_devs[i].fresh = 0;
+        }
         pthread_mutex_lock(&g_lock);
         if (stop)
             break; /* the last round closed every device's final window at exit */
@@ -254,7 +259,7 @@ void wl_nvml_add_device(uint32_t device_id, const char *pci_bus_id)
         memset(d, 0, sizeof *d);
         d->device_id = device_id;
         snprintf(d->pci, sizeof d->pci, "%s", pci_bus_id);
-        g_added = 1; /* sample the new device now rather than after a full interval */
+        g_added = 1; /* match it now, so its first window starts with it rather than a tick later */
         pthread_cond_signal(&g_cond);
     }
     pthread_mutex_unlock(&g_lock);
