@@ -248,7 +248,8 @@ int wl_nvml_start(unsigned interval_ms, const char *library)
 
 void wl_nvml_add_device(uint32_t device_id, const char *pci_bus_id)
 {
-    if (!g_started || !pci_bus_id || !*pci_bus_id)
+    /* kept even before the sampler starts (a context created while the recorder is starting) */
+    if (!pci_bus_id || !*pci_bus_id)
         return;
     pthread_mutex_lock(&g_lock);
     int known = 0;
