@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "export/session_export.h"
 #include "store/session_synth.h"
 #include "test.h"
@@ -71,7 +73,7 @@ static int field(rd *r, uint32_t *num, int *wt, uint64_t *val, rd *sub)
 #define MAXT 256
 typedef struct track {
     uint64_t uuid, parent;
-    int is_counter, depth;
+    int is_counter, depth, nvml; /* nvml: a counter track named "NVML ..." */
     uint64_t stack[600], last_ts;
 } track;
 
@@ -86,6 +88,7 @@ typedef struct checker {
     int ncats;
     uint64_t per_cat[16];
     uint64_t begins, ends, counters, errors;
+    uint64_t nvml_tracks, nvml_counters;
     int names_interned; /* highest event-name iid seen */
 } checker;
 
@@ -111,6 +114,7 @@ static void descriptor(checker *c, rd d)
         if (f == 1) t.uuid = v;
         if (f == 5) t.parent = v;
         if (f == 8) t.is_counter = 1;
+        if (f == 2 && wt == 2 && s.end - s.p >= 5 && !memcmp(s.p, "NVML ", 5)) t.nvml = 1;
         if (f == 3 || f == 4) {
             uint32_t g; int w; uint64_t x = 0; rd q;
             while (field(&s, &g, &w, &x, &q))
@@ -121,7 +125,7 @@ static void descriptor(checker *c, rd d)
     if (!t.uuid || find(c, t.uuid))
         bad(c, "track uuid zero or repeated", t.uuid);
     else if (c->nt < MAXT)
-        c->t[c->nt++] = t;
+        c->t[c->nt++] = t, c->nvml_tracks += t.nvml && t.is_counter;
 }
 
 static void event(checker *c, rd e, uint64_t ts)
@@ -151,6 +155,7 @@ static void event(checker *c, rd e, uint64_t ts)
     t->last_ts = ts;
     if (type == 4) {
         c->counters++;
+        c->nvml_counters += t->nvml;
         if (!t->is_counter)
             bad(c, "counter event on a slice track", uuid);
         return;
@@ -279,6 +284,37 @@ static uint8_t *slurp(const char *path, size_t *n)
     return b;
 }
 
+/* NVML samples as `warplens run --nvml-interval` would leave them: NSAMPLES on the first kernel's
+ * device, spread over the kernels' span, one without a power reading. */
+#define NSAMPLES 20
+static int add_device_samples(const char *path)
+{
+    sqlite3 *db;
+    if (sqlite3_open(path, &db) != SQLITE_OK)
+        return -1;
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "WITH RECURSIVE span(lo, hi, dev) AS (SELECT min(start_ns), max(end_ns), (SELECT device_id FROM kernel"
+             " ORDER BY id LIMIT 1) FROM kernel), i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < %d)"
+             " INSERT INTO device_sample SELECT (SELECT pid FROM process LIMIT 1), dev, lo + (hi - lo) * n / %d,"
+             " lo + (hi - lo) * (n - 1) / %d, 50 + n, 20, 1980, 2619, CASE WHEN n = 7 THEN NULL ELSE 300000 + n END,"
+             " 40, 1073741824, 1000 * n FROM span, i",
+             NSAMPLES, NSAMPLES, NSAMPLES);
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+    sqlite3_close(db);
+    return rc;
+}
+
+static uint64_t count_str(const uint8_t *buf, size_t n, const char *needle)
+{
+    uint64_t k = 0;
+    size_t l = strlen(needle);
+    for (size_t i = 0; i + l <= n; i++)
+        if (!memcmp(buf + i, needle, l))
+            k++;
+    return k;
+}
+
 int main(void)
 {
     char dir[] = "/tmp/wl_export_test_XXXXXX", session[256], pf[256], js[256], err[512];
@@ -293,6 +329,7 @@ int main(void)
     o.streams = 4;
     wl_synth_counts want;
     CHECK_EQ_INT(wl_synth_session(session, &o, &want, err, sizeof err), 0);
+    CHECK_EQ_INT(add_device_samples(session), 0);
 
     wl_session *s = wl_session_open(session, err, sizeof err);
     CHECK(s != NULL);
@@ -320,6 +357,9 @@ int main(void)
     CHECK_EQ_INT(cat_count(c, "scope"), want.scopes);
     CHECK_EQ_INT(c->nsrc, want.flows);
     CHECK(c->counters > 0);
+    /* one counter track per NVML series on the device; every value read, in time order per track */
+    CHECK_EQ_INT(c->nvml_tracks, 7);
+    CHECK_EQ_INT(c->nvml_counters, NSAMPLES * 7 - 1);
     CHECK_EQ_INT(sp.tl.slices_dropped, 0);
     CHECK(sp.tl.lanes_added >= 2); /* the NVTX/API overlap and the overlapping kernels */
     /* both formats carry the same model */
@@ -328,6 +368,10 @@ int main(void)
     CHECK_EQ_INT(sj.tl.counter_events, sp.tl.counter_events);
     CHECK(sp.bytes * 3 <= sj.bytes);
     free(c);
+    free(buf);
+    buf = slurp(js, &n);
+    CHECK_EQ_INT(count_str(buf, n, "\"ph\":\"C\",\"name\":\"NVML GPU utilization\""), NSAMPLES);
+    CHECK_EQ_INT(count_str(buf, n, "\"ph\":\"C\",\"name\":\"NVML power\""), NSAMPLES - 1);
     free(buf);
 
     /* with one lane allowed, overlapping slices are dropped together with their flows */

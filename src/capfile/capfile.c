@@ -25,6 +25,7 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_ANNOTATION: return sizeof(wlcap_annotation);
     case WLCAP_METRIC_DEF: return sizeof(wlcap_metric_def);
     case WLCAP_METRIC_RANGE: return sizeof(wlcap_metric_range);
+    case WLCAP_DEVICE_SAMPLE: return sizeof(wlcap_device_sample);
     default: return 0;
     }
 }
@@ -39,6 +40,7 @@ const char *wlcap_type_name(uint16_t type)
         [WLCAP_DROPPED] = "dropped", [WLCAP_END] = "end",       [WLCAP_API_NAME] = "api_name",
         [WLCAP_OCC_CHECK] = "occ_check",       [WLCAP_ANNOTATION] = "annotation",
         [WLCAP_METRIC_DEF] = "metric_def",     [WLCAP_METRIC_RANGE] = "metric_range",
+        [WLCAP_DEVICE_SAMPLE] = "device_sample",
     };
     return type < WLCAP_TYPE_COUNT && names[type] ? names[type] : "unknown";
 }

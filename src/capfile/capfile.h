@@ -58,6 +58,7 @@ enum wlcap_type {
     /* 18 is reserved (another record family) */
     WLCAP_METRIC_DEF = 19,
     WLCAP_METRIC_RANGE = 20,
+    WLCAP_DEVICE_SAMPLE = 21,
     WLCAP_TYPE_COUNT
 };
 
@@ -183,10 +184,12 @@ static_assert(sizeof(wlcap_thread) == 16, "wlcap_thread layout");
 /* Where records were lost. CUPTI: its own count of dropped activity records; BUFFER: CUPTI asked
  * for a buffer while the pool was at its limit; EVENTS: the scope/thread event ring was full;
  * API: the API-call ring was full; METRICS: range-profiler values lost (metric ring full, or
- * ranges CUPTI dropped); INKERNEL: registered in-kernel buffers that did not reach a side file. */
+ * ranges CUPTI dropped); INKERNEL: registered in-kernel buffers that did not reach a side file;
+ * SAMPLES: NVML device samples lost (the sample ring was full). */
 enum wlcap_drop_source {
     WLCAP_DROP_CUPTI = 1, WLCAP_DROP_BUFFER = 2, WLCAP_DROP_EVENTS = 3, WLCAP_DROP_API = 4, WLCAP_DROP_METRICS = 5,
-    WLCAP_DROP_INKERNEL = 6 /* in-kernel buffers refused, not copied or never collected */
+    WLCAP_DROP_INKERNEL = 6, /* in-kernel buffers refused, not copied or never collected */
+    WLCAP_DROP_SAMPLES = 7   /* device samples lost: the sample ring was full */
 };
 
 typedef struct wlcap_dropped {
@@ -255,6 +258,32 @@ typedef struct wlcap_metric_range {
     double values[WLCAP_METRIC_CHUNK];
 } wlcap_metric_range;
 static_assert(sizeof(wlcap_metric_range) == 88, "wlcap_metric_range layout");
+
+/* DEVICE_SAMPLE (`warplens run --nvml-interval`): one NVML reading of a CUDA device, taken by the
+ * recorder's sampler thread. The window is the time since the previous sample of that device (the
+ * first one starts when the device was matched); utilisation is NVML's own average over its last
+ * period. A value is meaningful only when its WLCAP_SAMPLE_* bit is set in `valid`. */
+enum wlcap_sample_valid {
+    WLCAP_SAMPLE_UTIL = 1u << 0,      /* gpu_util_pct and mem_util_pct */
+    WLCAP_SAMPLE_SM_CLOCK = 1u << 1,
+    WLCAP_SAMPLE_MEM_CLOCK = 1u << 2,
+    WLCAP_SAMPLE_POWER = 1u << 3,
+    WLCAP_SAMPLE_TEMP = 1u << 4,
+    WLCAP_SAMPLE_MEM_USED = 1u << 5,
+    WLCAP_SAMPLE_ENERGY = 1u << 6
+};
+typedef struct wlcap_device_sample {
+    uint64_t timestamp;               /* CLOCK_REALTIME ns when the reading was taken */
+    uint64_t window_start;            /* previous sample of this device (ns) */
+    uint64_t memory_used_bytes;
+    uint64_t energy_mj;               /* total energy since the driver loaded, millijoules */
+    uint32_t device_id;               /* CUDA ordinal, as in DEVICE records */
+    uint32_t valid;                   /* WLCAP_SAMPLE_* */
+    uint32_t gpu_util_pct, mem_util_pct;
+    uint32_t sm_clock_mhz, mem_clock_mhz;
+    uint32_t power_mw, temperature_c;
+} wlcap_device_sample;
+static_assert(sizeof(wlcap_device_sample) == 64, "wlcap_device_sample layout");
 
 enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
 

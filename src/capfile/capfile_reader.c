@@ -104,7 +104,8 @@ int wlcap_reader_next(wlcap_reader *r, uint16_t *type, const uint8_t **payload, 
         r->pos += sizeof h + h.size;
         if (h.type == 0)
             return fail(r, "record at offset %zu has type 0", at);
-        if (h.type >= WLCAP_TYPE_COUNT) {
+        /* unknown: beyond this reader, or a number reserved for records it does not know */
+        if (h.type >= WLCAP_TYPE_COUNT || (h.type != WLCAP_STRING && wlcap_payload_size(h.type) == 0)) {
             r->unknown_records++;
             continue;
         }

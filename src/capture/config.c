@@ -3,7 +3,9 @@
  *   WARPLENS_RECORD       kernels,memcpy,api,nvtx,sync | all (default all)
  *   WARPLENS_BUFFER_SIZE  CUPTI activity buffer bytes (default 8 MiB)
  *   WARPLENS_MAX_BUFFERS  pool limit (default 64: at most 512 MiB with the default size)
- *   WARPLENS_QUIET        1 silences the recorder's notices (errors still count in the session) */
+ *   WARPLENS_QUIET        1 silences the recorder's notices (errors still count in the session)
+ *   WARPLENS_NVML_INTERVAL_MS  NVML device sampling period, 0 = off (default 100, 10..60000)
+ *   WARPLENS_NVML_LIBRARY      the NVML library to load (default libnvidia-ml.so.1; tests: a fake) */
 #include "capture/recorder.h"
 
 #include <errno.h>
@@ -41,6 +43,7 @@ int wl_config_from_env(wl_config *cfg)
     cfg->record_mask = WL_RECORD_ALL;
     cfg->buffer_size = 8u << 20;
     cfg->max_buffers = 64;
+    cfg->nvml_interval_ms = WL_NVML_DEFAULT_INTERVAL_MS;
 
     const char *v;
     if ((v = getenv("WARPLENS_QUIET")) && *v && strcmp(v, "0") != 0)
@@ -59,6 +62,14 @@ int wl_config_from_env(wl_config *cfg)
     if ((v = getenv("WARPLENS_MAX_BUFFERS")) && *v &&
         parse_size("WARPLENS_MAX_BUFFERS", v, 2, 4096, &x) == 0)
         cfg->max_buffers = (unsigned)x;
+    if ((v = getenv("WARPLENS_NVML_INTERVAL_MS")) && *v) {
+        if (strcmp(v, "0") == 0)
+            cfg->nvml_interval_ms = 0;
+        else if (parse_size("WARPLENS_NVML_INTERVAL_MS", v, 10, 60000, &x) == 0)
+            cfg->nvml_interval_ms = (unsigned)x;
+    }
+    if ((v = getenv("WARPLENS_NVML_LIBRARY")) && *v)
+        snprintf(cfg->nvml_library, sizeof cfg->nvml_library, "%s", v);
 
     const char *dir = getenv("WARPLENS_CAPTURE_DIR");
     int n;

@@ -47,8 +47,13 @@ static void write_device(uint32_t ordinal)
     if (cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS)
         d.name_str = wl_capw_string(name);
     char pci[64] = "";
-    if (cuDeviceGetPCIBusId(pci, sizeof pci, dev) == CUDA_SUCCESS)
+    if (cuDeviceGetPCIBusId(pci, sizeof pci, dev) == CUDA_SUCCESS) {
         d.pci_str = wl_capw_string(pci);
+        wl_nvml_add_device(ordinal, pci); /* NVML is matched by bus id, never by index */
+    } else {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "cannot read the PCI bus id of device %u; it cannot be matched for NVML sampling", ordinal);
+    }
     CUuuid uuid;
     if (cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS)
         memcpy(d.uuid, uuid.bytes, sizeof d.uuid);

@@ -40,6 +40,7 @@ static void shutdown_recorder(uint32_t reason)
         (void)cuCtxSynchronize(); /* at exit the context may be gone; that is not an error here */
     wl_metrics_stop();        /* the last batch of ranges, while the writer still runs */
     wl_cupti_stop();
+    wl_nvml_stop(); /* its last samples close the final windows; the writer drains them below */
     wl_writer_stop(reason);
 }
 
@@ -82,6 +83,7 @@ static void start_recorder(void)
         return;
     }
     atomic_store(&wl_state, WL_STATE_RUNNING);
+    wl_nvml_start(cfg.nvml_interval_ms, cfg.nvml_library); /* failures are reported; tracing goes on */
     if (wl_scopes_used()) /* a scope opened while the recorder was starting */
         wl_cupti_enable_extcorr();
     pthread_atfork(NULL, NULL, on_fork_child);

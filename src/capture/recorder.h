@@ -11,11 +11,17 @@
 #include "capfile/capfile.h"
 #include "capture/mpsc_ring.h"
 
+/* Default NVML sampling period: NVML's utilisation is itself an average over 1/6 s to 1 s and
+ * power a ~1 s average, so sampling faster adds records, not information (docs/capture-format.md). */
+#define WL_NVML_DEFAULT_INTERVAL_MS 100u
+
 typedef struct wl_config {
     uint32_t record_mask;     /* WL_RECORD_* */
     size_t buffer_size;       /* bytes per CUPTI activity buffer */
     unsigned max_buffers;     /* pool limit: buffer_size * max_buffers is the memory bound */
     int quiet;
+    unsigned nvml_interval_ms; /* 0 = no NVML sampling */
+    char nvml_library[512];    /* "" = libnvidia-ml.so.1 */
     char capture_path[4096];
 } wl_config;
 
@@ -94,6 +100,12 @@ uint32_t wl_current_tid(void);
 /* device_info.c: attributes of devices whose contexts were created. */
 void wl_devices_mark(uint32_t device_id);         /* any thread */
 void wl_devices_write_pending(void);              /* writer thread */
+
+/* nvml_sampler.c: device samples from the sampler's own thread (no CUDA calls). */
+int wl_nvml_start(unsigned interval_ms, const char *library); /* 0 ms: off; failures logged */
+void wl_nvml_add_device(uint32_t device_id, const char *pci_bus_id); /* any recorder thread */
+void wl_nvml_write_pending(void);                 /* writer thread: samples -> records */
+void wl_nvml_stop(void);                          /* takes a last sample, joins the thread */
 
 /* process_info.c */
 void wl_process_write(const wl_config *cfg, uint64_t start_ns);

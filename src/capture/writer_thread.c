@@ -103,6 +103,7 @@ static void drain(void)
         wl_pool_recycle(buf);
     }
     wl_pool_refill();
+    wl_nvml_write_pending();
     wl_event ev;
     while (wl_mpsc_pop(&wl_event_ring, &ev))
         write_event(&ev);

@@ -114,6 +114,31 @@ int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill
     return changed(c, ts, sink, st);
 }
 
+/* NVML series, drawn under the fill and concurrency counters. Units avoid a bare "%": the HTML
+ * report reads "%" counters as GPU fill. */
+static const struct { const char *name, *unit; } SERIES[TL_SAMPLE_SERIES] = {
+    {"NVML GPU utilization", "percent"}, {"NVML memory utilization", "percent"}, {"NVML SM clock", "MHz"},
+    {"NVML memory clock", "MHz"},        {"NVML power", "W"},                   {"NVML temperature", "C"},
+    {"NVML memory used", "MiB"},
+};
+
+void tl_sample_series(int i, const char **name, const char **unit)
+{
+    *name = SERIES[i].name;
+    *unit = SERIES[i].unit;
+}
+
+int tl_sample_value(const wl_device_sample_row *r, int i, double *v)
+{
+    const int64_t raw[TL_SAMPLE_SERIES] = {r->gpu_util_pct, r->mem_util_pct, r->sm_clock_mhz, r->mem_clock_mhz,
+                                           r->power_mw, r->temperature_c, r->memory_used_bytes};
+    static const double scale[TL_SAMPLE_SERIES] = {1, 1, 1, 1, 1000, 1, 1048576};
+    if (raw[i] < 0)
+        return 0;
+    *v = (double)raw[i] / scale[i];
+    return 1;
+}
+
 int tl_counters_finish(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st)
 {
     while (c->n) {

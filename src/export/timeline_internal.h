@@ -79,4 +79,13 @@ typedef int (*tl_stream_fn)(void *ctx, uint32_t pid, uint32_t device, int64_t st
 int tl_inkernel_walk(wl_session *s, const wl_tl_sink *sink, wl_tl_stats *st, uint64_t *next_uuid, uint32_t max_lanes,
                      tl_stream_fn stream, void *stream_ctx, char *err, size_t err_size);
 
+/* ---- NVML device-sample series of one GPU (timeline_counters.c) ------------------------------ */
+#include "store/session_samples.h"
+
+enum { TL_SAMPLE_SERIES = 7 };
+/* Name and unit of series i (0 .. TL_SAMPLE_SERIES-1). */
+void tl_sample_series(int i, const char **name, const char **unit);
+/* Value of series i in a sample (in the series' unit); 0 when NVML could not read it. */
+int tl_sample_value(const wl_device_sample_row *r, int i, double *v);
+
 #endif

@@ -33,6 +33,7 @@ typedef struct tl_gpu {
     wl_tl_track t;
     char name[192];
     tl_counters counters;
+    wl_tl_track samples[TL_SAMPLE_SERIES]; /* NVML series, declared at the first sample (uuid 0 before) */
     uint32_t next_tid;
 } tl_gpu;
 
@@ -493,6 +494,44 @@ static int gpu_item(model *m, const wl_gpu_item *it)
     return m->sink->slice_begin && m->sink->slice_begin(m->sink->ctx, &s) ? -1 : 0;
 }
 
+/* ---- NVML device samples ---------------------------------------------------------------------- */
+
+/* One time-ordered series per device and metric, written after the walk (trace viewers sort
+ * events by time; each counter track is in order by itself). Samples before the session's origin
+ * are left out: timestamps are written relative to it. */
+static int on_sample(const wl_device_sample_row *r, void *arg)
+{
+    model *m = arg;
+    if (r->ts_ns < m->st->origin_ns)
+        return 0;
+    tl_gpu *g = find_gpu(m, r->device_id, NULL);
+    if (!g) {
+        m->failed = 1;
+        return 1;
+    }
+    for (int i = 0; i < TL_SAMPLE_SERIES; i++) {
+        double v;
+        if (!tl_sample_value(r, i, &v))
+            continue;
+        wl_tl_track *t = &g->samples[i];
+        if (!t->uuid) {
+            const char *name, *unit;
+            tl_sample_series(i, &name, &unit);
+            *t = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid, .type = WL_TL_COUNTER,
+                               .pid = g->t.pid, .name = name, .sort_index = 2 + i, .unit = unit, .stream_id = -1};
+            if (emit_track(m, t))
+                goto fail;
+        }
+        if (m->sink->counter && m->sink->counter(m->sink->ctx, t, r->ts_ns, v))
+            goto fail;
+        m->st->counter_events++;
+    }
+    return 0;
+fail:
+    m->failed = 1;
+    return 1;
+}
+
 /* ---- the walk --------------------------------------------------------------------------------- */
 
 /* Host and GPU rows, each read ahead by its own thread, are merged by start time (host first on
@@ -535,6 +574,8 @@ static int walk(model *m, uint64_t open_end, char *err, size_t n)
     for (size_t i = 0; rc == 0 && i < m->gpus.n; i++)
         if (tl_counters_finish(&((tl_gpu *)m->gpus.p[i])->counters, m->sink, m->st))
             rc = -1;
+    if (rc == 0 && (wl_session_each_device_sample_by_time(m->s, on_sample, m) < 0 || m->failed))
+        rc = -1;
     return rc;
 }
 

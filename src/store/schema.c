@@ -101,6 +101,10 @@ const char *const WL_SCHEMA_SQL =
     "CREATE TABLE kernel_metric (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, range_index INTEGER NOT NULL,\n"
     "  correlation_id INTEGER NOT NULL, kernel_id INTEGER, metric_id INTEGER NOT NULL REFERENCES metric(id),\n"
     "  value REAL);\n"
+    "CREATE TABLE device_sample (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, ts_ns INTEGER NOT NULL,\n"
+    "  window_start_ns INTEGER NOT NULL, gpu_util_pct INTEGER, mem_util_pct INTEGER, sm_clock_mhz INTEGER,\n"
+    "  mem_clock_mhz INTEGER, power_mw INTEGER, temperature_c INTEGER, memory_used_bytes INTEGER,\n"
+    "  energy_mj INTEGER);\n"
     "CREATE INDEX kernel_by_name ON kernel(name_id);\n"
     "CREATE INDEX kernel_by_start ON kernel(start_ns);\n"
     "CREATE INDEX kernel_by_corr ON kernel(pid, correlation_id);\n"
@@ -111,5 +115,6 @@ const char *const WL_SCHEMA_SQL =
     "CREATE INDEX memcpy_by_corr ON memcpy(pid, correlation_id);\n"
     "CREATE INDEX memset_by_corr ON memset(pid, correlation_id);\n"
     "CREATE INDEX nvtx_by_start ON nvtx_range(start_ns);\n"
+    "CREATE INDEX device_sample_by_device ON device_sample(pid, device_id, ts_ns);\n"
     "CREATE VIEW kernels AS SELECT k.*, n.demangled AS name, n.short_name AS short_name, n.mangled AS mangled\n"
     "  FROM kernel k JOIN kernel_name n ON n.id = k.name_id;\n";

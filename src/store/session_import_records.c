@@ -431,6 +431,7 @@ static int on_dropped(import_ctx *c, const wlcap_dropped *d)
                                             "metric ranges kept without a kernel: range and launch counts differed")
                                  : add_lost(c, "metric_ranges", d->count,
                                             "metric ranges lost: dropped by CUPTI or the metric ring was full");
+    case WLCAP_DROP_SAMPLES: return add_lost(c, "device_samples", d->count, "NVML device samples lost: sample ring full");
     default: return add_lost(c, "other", d->count, NULL);
     }
 }
@@ -467,6 +468,27 @@ static int on_annotation(import_ctx *c, const wlcap_annotation *a)
     sqlite3_bind_double(s, 6, a->flops > 0 ? a->flops : 0);
     sqlite3_bind_double(s, 7, a->bytes > 0 ? a->bytes : 0);
     sqlite3_bind_text(s, 8, precision[a->precision < 4 ? a->precision : 0], -1, SQLITE_STATIC);
+    return wl_imp_step(c, s);
+}
+
+/* A value the recorder could not read (its valid bit clear) is stored as NULL. A window that does
+ * not precede its sample (clock stepped back) is clamped to an empty one at the sample. */
+static int on_device_sample(import_ctx *c, const wlcap_device_sample *d)
+{
+    sqlite3_stmt *s = wl_imp_begin(c, S_DEVICE_SAMPLE);
+    wl_imp_bind_u64(s, 1, c->pid);
+    wl_imp_bind_u64(s, 2, d->device_id);
+    wl_imp_bind_u64(s, 3, d->timestamp);
+    wl_imp_bind_u64(s, 4, d->window_start && d->window_start <= d->timestamp ? d->window_start : d->timestamp);
+    const struct { uint32_t bit; int col; uint64_t v; } f[] = {
+        {WLCAP_SAMPLE_UTIL, 5, d->gpu_util_pct},        {WLCAP_SAMPLE_UTIL, 6, d->mem_util_pct},
+        {WLCAP_SAMPLE_SM_CLOCK, 7, d->sm_clock_mhz},    {WLCAP_SAMPLE_MEM_CLOCK, 8, d->mem_clock_mhz},
+        {WLCAP_SAMPLE_POWER, 9, d->power_mw},           {WLCAP_SAMPLE_TEMP, 10, d->temperature_c},
+        {WLCAP_SAMPLE_MEM_USED, 11, d->memory_used_bytes}, {WLCAP_SAMPLE_ENERGY, 12, d->energy_mj},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if ((d->valid & f[i].bit) && f[i].v <= INT64_MAX)
+            wl_imp_bind_u64(s, f[i].col, f[i].v);
     return wl_imp_step(c, s);
 }
 
@@ -512,6 +534,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_annotation annotation;
         wlcap_metric_def metric_def;
         wlcap_metric_range metric_range;
+        wlcap_device_sample device_sample;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -546,6 +569,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_ANNOTATION: return on_annotation(c, &u.annotation);
     case WLCAP_METRIC_DEF: return wl_imp_metric_def(c, &u.metric_def, offset);
     case WLCAP_METRIC_RANGE: return wl_imp_metric_range(c, &u.metric_range, offset);
+    case WLCAP_DEVICE_SAMPLE: return on_device_sample(c, &u.device_sample);
     default: return 0;
     }
 }

@@ -14,6 +14,7 @@
 #include "metrics_print.h"
 #include "store/session_kernels.h"
 #include "analysis/throughput.h"
+#include "samples_print.h"
 #include "verbs.h"
 
 #define BAR 30
@@ -265,6 +266,8 @@ static void print_panel(wl_session *s, const picked *p, const wl_kernel_summary 
     if (known)
         printf("            device peaks: FP32 %.1f TFLOP/s, DRAM %.0f GB/s\n", wl_occ_peak_fp32_tflops(&odev),
                wl_occ_peak_dram_gbps(&odev));
+    if (k->has_timestamps)
+        print_kernel_samples(s, k->id);
 }
 
 int cmd_kernel(int argc, char **argv)

@@ -28,6 +28,7 @@ typedef struct run_options {
     const char *buffer_size;
     const char *max_buffers;
     const char *metrics;
+    const char *nvml_interval;
     int quiet, keep_capture, check_occupancy;
     char **argv; /* the program and its arguments */
 } run_options;
@@ -40,6 +41,8 @@ static void usage(FILE *out)
             "  --record LIST          what to record: kernels,memcpy,api,nvtx,sync or all (default all)\n"
             "  --buffer-size SIZE     CUPTI activity buffer size, e.g. 8M (default 8M; 64K..256M)\n"
             "  --max-buffers N        buffers the recorder may hold at once (default 64)\n"
+            "  --nvml-interval MS     NVML device sampling period (utilisation, clocks, power, temperature,\n"
+            "                         memory); 0 = off (default 100; 10..60000)\n"
             "  --keep-capture         keep the raw capture files (<output>.capture/)\n"
             "  --check-occupancy      ask the driver for each distinct launch's occupancy, to compare\n"
             "                         with warplens' calculator (`warplens occupancy-check`)\n"
@@ -74,6 +77,8 @@ static int parse(int argc, char **argv, run_options *o)
             o->buffer_size = argv[++i];
         } else if (!strcmp(a, "--max-buffers") && has_value) {
             o->max_buffers = argv[++i];
+        } else if (!strcmp(a, "--nvml-interval") && has_value) {
+            o->nvml_interval = argv[++i];
         } else if (!strcmp(a, "--keep-capture")) {
             o->keep_capture = 1;
         } else if (!strcmp(a, "--check-occupancy")) {
@@ -83,7 +88,7 @@ static int parse(int argc, char **argv, run_options *o)
         } else if (a[0] == '-') {
             fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
                     (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
-                     !strcmp(a, "--max-buffers"))
+                     !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval"))
                         ? " (needs a value)"
                         : "");
             usage(stderr);
@@ -129,6 +134,15 @@ static int parse(int argc, char **argv, run_options *o)
         long v = strtol(o->max_buffers, &end, 10);
         if (*end || v < 2 || v > 4096) {
             fprintf(stderr, "warplens run: --max-buffers must be between 2 and 4096, got '%s'\n", o->max_buffers);
+            return -1;
+        }
+    }
+    if (o->nvml_interval) {
+        char *end;
+        long v = strtol(o->nvml_interval, &end, 10);
+        if (*end || end == o->nvml_interval || (v != 0 && (v < 10 || v > 60000))) {
+            fprintf(stderr, "warplens run: --nvml-interval must be 0 (off) or 10..60000 ms, got '%s'\n",
+                    o->nvml_interval);
             return -1;
         }
     }
@@ -377,6 +391,8 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_BUFFER_SIZE", o.buffer_size, 1);
     if (o.max_buffers)
         setenv("WARPLENS_MAX_BUFFERS", o.max_buffers, 1);
+    if (o.nvml_interval)
+        setenv("WARPLENS_NVML_INTERVAL_MS", o.nvml_interval, 1);
     if (o.quiet)
         setenv("WARPLENS_QUIET", "1", 1);
     if (o.check_occupancy)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "samples_print.h"
 #include "stats_print.h"
 #include "verbs.h"
 
@@ -11,7 +12,7 @@ static void usage(FILE *out)
     fprintf(out, "usage: warplens stats <session> [--csv] [--top N] [--only TABLE]\n"
                  "  --csv        comma-separated values instead of tables (with --only: one table)\n"
                  "  --top N      show the N kernels with the most GPU time (default: all)\n"
-                 "  --only TABLE one of: overview, kernels, copies, api, nvtx, scopes, sync, timers, lost\n");
+                 "  --only TABLE one of: overview, kernels, copies, api, nvtx, scopes, sync, timers, lost, samples\n");
 }
 
 int cmd_stats(int argc, char **argv)
@@ -50,8 +51,8 @@ int cmd_stats(int argc, char **argv)
         return 2;
     }
     static const char *const tables[] = {"overview", "kernels", "copies", "api", "nvtx",
-                                         "scopes",   "sync",    "timers", "lost"};
-    enum { NTABLES = 9, TIMERS = 7 };
+                                         "scopes",   "sync",    "timers", "lost", "samples"};
+    enum { NTABLES = 10, TIMERS = 7, SAMPLES = 9 };
     int which = -1;
     if (only) {
         for (int i = 0; i < NTABLES; i++)
@@ -59,7 +60,7 @@ int cmd_stats(int argc, char **argv)
                 which = i;
         if (which < 0) {
             fprintf(stderr, "warplens stats: unknown table '%s' (overview, kernels, copies, api, nvtx, scopes, sync,"
-                            " timers, lost)\n", only);
+                            " timers, lost, samples)\n", only);
             return 2;
         }
     }
@@ -71,7 +72,7 @@ int cmd_stats(int argc, char **argv)
     }
     void (*printers[NTABLES])(wl_session *, const stats_options *) = {
         NULL, print_kernel_table, print_copy_table, print_api_table, print_nvtx_table,
-        print_scope_table, print_sync_table, NULL, print_lost_table};
+        print_scope_table, print_sync_table, NULL, print_lost_table, NULL};
     for (int i = 0; i < NTABLES; i++) {
         if (which >= 0 && i != which)
             continue;
@@ -84,6 +85,15 @@ int cmd_stats(int argc, char **argv)
                 if (opt.csv && which < 0)
                     printf("\n# %s\n", tables[i]);
                 print_timer_table(s, &opt);
+            }
+            continue;
+        }
+        if (i == SAMPLES) {
+            /* only sessions recorded with NVML sampling have device samples */
+            if (wl_session_has_device_samples(s)) {
+                if (opt.csv && which < 0)
+                    printf("\n# %s\n", tables[i]);
+                print_device_sample_table(s, &opt);
             }
             continue;
         }

@@ -24,6 +24,7 @@ static const verb VERBS[] = {
     {"kernels", cmd_kernels, "one row per kernel name: GPU time percentiles, launch config, occupancy"},
     {"kernel", cmd_kernel, "one kernel in detail: configuration, resources, occupancy, timing"},
     {"concurrency", cmd_concurrency, "kernels running at once per device, GPU fill over time"},
+    {"samples", cmd_samples, "NVML device samples (run --nvml-interval) attributed to kernels"},
 };
 
 static void usage(FILE *out)
