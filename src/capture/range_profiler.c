@@ -48,6 +48,7 @@ typedef struct mctx {
     CUpti_Profiler_Host_Object *host;
     uint8_t *config;
     size_t config_size;
+    uint8_t *availability;      /* counter availability image: the host object refers to it */
     uint8_t *counter;
     size_t counter_size;
     uint64_t *slots;                  /* correlation id | SLOT_GRAPH, one per launch in the batch */
@@ -319,7 +320,8 @@ static int setup(mctx *m)
     hi.pChipName = cn.pChipName;
     hi.pCounterAvailabilityImage = avail;
     st = cuptiProfilerHostInitialize(&hi);
-    free(avail); /* the host object keeps what it needs */
+    m->availability = avail; /* kept until teardown: the host object reads it later (freeing it
+                              * here crashed cuptiProfilerHostConfigAddMetrics on the H100) */
     if (st != CUPTI_SUCCESS) {
         explain(m, "initialising the metric host", st);
         return -1;
@@ -522,6 +524,8 @@ static void teardown(mctx *m)
     free(m->counter);
     free(m->config);
     free(m->slots);
+    free(m->availability);
+    m->availability = NULL;
     m->counter = m->config = NULL;
     m->slots = NULL;
 }
