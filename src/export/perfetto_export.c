@@ -101,7 +101,7 @@ int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_expor
     /* clock 64 reads 0 when REALTIME reads the origin; REALTIME is the trace clock. BOOTTIME is
      * tied to REALTIME 1:1 (nothing is stamped with it; the session recorded no boot time). */
     wl_session_span span;
-    wl_session_get_span(s, &span);
+    wl_session_get_bounds(s, &span);
     p.origin = span.origin_ns;
     wl_pf_clock clocks[3] = {{WL_PF_CLOCK_SEQUENCE_0, 0}, {WL_PF_CLOCK_REALTIME, span.origin_ns},
                              {WL_PF_CLOCK_BOOTTIME, span.origin_ns}};

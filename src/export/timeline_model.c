@@ -546,8 +546,11 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     memset(st, 0, sizeof *st);
     m.s = s, m.o = o, m.sink = sink, m.st = st;
     m.max_lanes = o && o->max_lanes > 0 ? o->max_lanes : 32;
-    wl_session_span span;
-    wl_session_get_span(s, &span);
+    wl_session_span span; /* the row counts only serve progress reports */
+    if (o && o->progress)
+        wl_session_get_span(s, &span);
+    else
+        wl_session_get_bounds(s, &span);
     st->origin_ns = span.origin_ns;
     st->end_ns = span.end_ns;
     m.total = span.api_calls + span.nvtx_ranges + span.scopes + span.timers + span.kernels + span.memcpys + span.memsets;

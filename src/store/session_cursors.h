@@ -26,6 +26,8 @@ typedef struct wl_session_span {
     uint64_t timers;       /* completed timer-API intervals (0 without the timer table) */
 } wl_session_span;
 int wl_session_get_span(wl_session *s, wl_session_span *out);
+/* Only origin_ns and end_ns (index look-ups; the counts, which read whole tables, are left 0). */
+int wl_session_get_bounds(wl_session *s, wl_session_span *out);
 
 /* Start of the n-th kernel (0-based) in time order, or UINT64_MAX when there are not that many:
  * how the HTML report picks the time window it embeds. */
