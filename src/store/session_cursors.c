@@ -31,9 +31,11 @@ int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db)
     return -1;
 }
 
-/* The (pid, tid) after ?1, ?2 with API calls: one index seek per thread. */
+/* The (pid, tid) after ?1, ?2 with API calls: an index seek or two per thread (a row-value
+ * comparison `(pid, tid) > (?1, ?2)` walks every index entry of the pid after the last thread). */
 static const char *const THREADS_SQL =
-    "SELECT pid, tid FROM api_call WHERE (pid, tid) > (?1, ?2) ORDER BY pid, tid LIMIT 1";
+    "SELECT * FROM (SELECT pid, tid FROM api_call WHERE pid = ?1 AND tid > ?2 ORDER BY tid LIMIT 1) UNION ALL"
+    " SELECT * FROM (SELECT pid, tid FROM api_call WHERE pid > ?1 ORDER BY pid, tid LIMIT 1) LIMIT 1";
 
 int wl_session_get_bounds(wl_session *s, wl_session_span *o)
 {
