@@ -72,18 +72,15 @@ static int pf_begin(void *ctx, const wl_tl_slice *s)
 static int pf_end(void *ctx, const wl_tl_track *t, uint64_t ts)
 {
     pf_sink *p = ctx;
-    wl_pf_event e = {.type = WL_PF_SLICE_END, .ts = ts - p->origin, .track_uuid = t->uuid};
     p->events++;
-    return wl_pf_write_event(&p->w, &e);
+    return wl_pf_write_end(&p->w, ts - p->origin, t->uuid);
 }
 
 static int pf_counter(void *ctx, const wl_tl_track *t, uint64_t ts, double v)
 {
     pf_sink *p = ctx;
-    wl_pf_event e = {.type = WL_PF_COUNTER, .ts = ts - p->origin, .track_uuid = t->uuid, .has_double_value = 1,
-                     .double_value = v};
     p->events++;
-    return wl_pf_write_event(&p->w, &e);
+    return wl_pf_write_counter(&p->w, ts - p->origin, t->uuid, v);
 }
 
 int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,

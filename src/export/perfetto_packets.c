@@ -456,6 +456,52 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
     return w->out.len >= OUT_CHUNK ? flush_out(w) : 0;
 }
 
+/* SLICE_END and COUNTER events (half the events of a trace): no names, annotations or flows, so
+ * the TrackEvent's size is known up front and the packet is encoded straight into the output,
+ * with the same bytes wl_pf_write_event writes for them. */
+static int write_plain(wl_pf_writer *w, int type, uint64_t ts, uint64_t track_uuid, const double *value)
+{
+    if (w->failed || track_uuid == 0)
+        return -1;
+    uint8_t pre[32];
+    size_t npre = (size_t)(packet_prefix(w, pre, 0) - pre);
+    size_t te = 2 + 1 + vsize(track_uuid) + (value ? vsize(TAG(44, WL_PB_FIXED64)) + 8 : 0);
+    size_t n = npre + 1 + vsize(ts) + 1 + vsize(te) + te;
+    uint8_t *o = room(w, &w->out, n + 12);
+    if (!o)
+        return -1;
+    *o++ = (uint8_t)TAG(1, WL_PB_LEN);
+    o = vput(o, n);
+    memcpy(o, pre, npre);
+    o += npre;
+    *o++ = (uint8_t)TAG(TP_TIMESTAMP, WL_PB_VARINT);
+    o = vput(o, ts);
+    *o++ = (uint8_t)TAG(TP_TRACK_EVENT, WL_PB_LEN);
+    o = vput(o, te);
+    *o++ = (uint8_t)TAG(9, WL_PB_VARINT);
+    *o++ = (uint8_t)type;
+    *o++ = (uint8_t)TAG(11, WL_PB_VARINT);
+    o = vput(o, track_uuid);
+    if (value) {
+        uint64_t bits;
+        memcpy(&bits, value, sizeof bits);
+        o = fput(vput(o, TAG(44, WL_PB_FIXED64)), bits);
+    }
+    w->out.len = (size_t)(o - w->out.data);
+    w->packets++;
+    return w->out.len >= OUT_CHUNK ? flush_out(w) : 0;
+}
+
+int wl_pf_write_end(wl_pf_writer *w, uint64_t ts, uint64_t track_uuid)
+{
+    return write_plain(w, WL_PF_SLICE_END, ts, track_uuid, NULL);
+}
+
+int wl_pf_write_counter(wl_pf_writer *w, uint64_t ts, uint64_t track_uuid, double value)
+{
+    return write_plain(w, WL_PF_COUNTER, ts, track_uuid, &value);
+}
+
 int wl_pf_write_clock_snapshot(wl_pf_writer *w, uint64_t packet_ts, const wl_pf_clock *clocks,
                                size_t n, uint32_t primary_clock_id)
 {

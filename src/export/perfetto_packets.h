@@ -115,6 +115,10 @@ typedef struct wl_pf_event {
 } wl_pf_event;
 
 int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e);
+/* The same as wl_pf_write_event for a SLICE_END, and for a COUNTER with a double value, without
+ * building an event (the bytes are identical). */
+int wl_pf_write_end(wl_pf_writer *w, uint64_t ts, uint64_t track_uuid);
+int wl_pf_write_counter(wl_pf_writer *w, uint64_t ts, uint64_t track_uuid, double value);
 
 typedef struct wl_pf_clock {
     uint32_t clock_id;
