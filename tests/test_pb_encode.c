@@ -192,11 +192,51 @@ static void test_plain_events_match(void)
     }
 }
 
+/* Several MiB of events written synchronously or through the background writer (async); the
+ * bytes must be the same, and a failing file must fail wl_pf_finish. */
+static int many_events(FILE *fp, int async)
+{
+    wl_pf_writer w;
+    if (wl_pf_init(&w, fp, 1, WL_PF_CLOCK_SEQUENCE_0))
+        return -1;
+    CHECK_EQ_INT(async ? wl_pf_write_async(&w) : 0, 0);
+    char name[32];
+    int rc = 0;
+    for (uint64_t i = 0; i < 400000 && rc == 0; i++) {
+        snprintf(name, sizeof name, "slice-%u", (unsigned)(i % 1000));
+        wl_pf_event e = {.type = WL_PF_SLICE_BEGIN, .ts = i * 10, .track_uuid = 1 + i % 7, .name = name};
+        rc = wl_pf_write_event(&w, &e) || wl_pf_write_counter(&w, i * 10 + 1, 9, (double)i) ||
+             wl_pf_write_end(&w, i * 10 + 5, 1 + i % 7);
+    }
+    return wl_pf_finish(&w) || rc ? -1 : 0;
+}
+
+static void test_async_output(void)
+{
+    char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    FILE *fa = open_memstream(&a, &na), *fb = open_memstream(&b, &nb);
+    CHECK_EQ_INT(many_events(fa, 0), 0);
+    CHECK_EQ_INT(many_events(fb, 1), 0);
+    fclose(fa);
+    fclose(fb);
+    CHECK(na > (4u << 20));
+    CHECK(na == nb && memcmp(a, b, na) == 0);
+    free(a);
+    free(b);
+    FILE *full = fopen("/dev/full", "wb");
+    if (full) { /* every write fails: ENOSPC */
+        CHECK_EQ_INT(many_events(full, 1), -1);
+        fclose(full);
+    }
+}
+
 int main(void)
 {
     test_scalars();
     test_nested();
     test_perfetto_writer();
     test_plain_events_match();
+    test_async_output();
     return test_report("pb_encode");
 }

@@ -95,6 +95,7 @@ int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_expor
         return -1;
     }
     p.w.static_names = 1; /* the model's categories and annotation names are string constants */
+    wl_pf_write_async(&p.w); /* stays synchronous if no thread can start */
     /* clock 64 reads 0 when REALTIME reads the origin; REALTIME is the trace clock. BOOTTIME is
      * tied to REALTIME 1:1 (nothing is stamped with it; the session recorded no boot time). */
     wl_session_span span;

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/out_pipe.h"
+
 /* TracePacket fields */
 #define TP_TIMESTAMP 8
 #define TP_SEQ_ID 10
@@ -74,10 +76,23 @@ static uint8_t *room(wl_pf_writer *w, wl_pb_buf *b, size_t n)
 
 static int flush_out(wl_pf_writer *w)
 {
-    if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
+    if (w->pipe) {
+        if (w->out.len && wl_out_pipe_push(w->pipe, &w->out))
+            w->failed = 1;
+    } else if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
         w->failed = 1;
     w->out.len = 0;
     return w->failed ? -1 : 0;
+}
+
+int wl_pf_write_async(wl_pf_writer *w)
+{
+    if (w->pipe || !w->fp || w->failed)
+        return -1;
+    if (w->out.len && flush_out(w)) /* what is buffered goes first, in order */
+        return -1;
+    w->pipe = wl_out_pipe_open(w->fp);
+    return w->pipe ? 0 : -1;
 }
 
 /* ---- interning: string -> iid, open addressing ----------------------------------------------- */
@@ -238,6 +253,9 @@ int wl_pf_finish(wl_pf_writer *w)
 {
     if (w->fp && !w->failed)
         flush_out(w);
+    if (wl_out_pipe_close(w->pipe)) /* every queued buffer is written before fp is flushed */
+        w->failed = 1;
+    w->pipe = NULL;
     int rc = w->failed || (w->fp && (fflush(w->fp) != 0 || ferror(w->fp))) ? -1 : 0;
     intern_free(&w->names);
     intern_free(&w->cats);

@@ -56,6 +56,7 @@ typedef struct wl_pf_writer {
     wl_pf_intern names, cats, ann_names;
     wl_pf_static_slot static_cats[WL_PF_STATIC_SLOTS], static_anns[WL_PF_STATIC_SLOTS];
     uint64_t packets;
+    struct wl_out_pipe *pipe; /* wl_pf_write_async: a thread writes the output */
 } wl_pf_writer;
 
 /* clock_id: 0 to leave timestamps on the default clock, or a WL_PF_CLOCK_* declared once through
@@ -63,6 +64,10 @@ typedef struct wl_pf_writer {
 int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_id);
 /* Returns 0 when every packet was written, -1 otherwise. Frees the writer either way. */
 int wl_pf_finish(wl_pf_writer *w);
+/* From now on a background thread writes the output to fp (until wl_pf_finish, which the caller
+ * must reach before touching fp): for large traces, so encoding overlaps the copy into the page
+ * cache. -1 (output stays synchronous) when the thread cannot start. */
+int wl_pf_write_async(wl_pf_writer *w);
 
 typedef struct wl_pf_track {
     uint64_t uuid;                /* non-zero, unique in the trace */
