@@ -58,7 +58,8 @@ static int pf_begin(void *ctx, const wl_tl_slice *s)
 {
     pf_sink *p = ctx;
     wl_pf_event e = {.type = WL_PF_SLICE_BEGIN, .ts = s->start_ns - p->origin, .track_uuid = s->track->uuid,
-                     .name = s->name && s->name[0] ? s->name : "(unnamed)", .category = s->category,
+                     .name = s->name && s->name[0] ? s->name : "(unnamed)", .name_key = s->name_key,
+                     .category = s->category,
                      .flow_ids = s->flows_out, .n_flow_ids = s->n_flows_out, .args = s->args,
                      .n_args = s->n_args};
     if (s->flow_in) {

@@ -377,7 +377,15 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
     if (w->failed || e->track_uuid == 0)
         return -1;
     wl_pb_reset(&w->interned);
-    uint64_t name_iid = e->name ? intern_into(w, &w->names, e->name, ID_EVENT_NAMES) : 0;
+    uint64_t name_iid = 0;
+    if (e->name && e->name_key) { /* long kernel names: by the caller's key, from a direct-mapped cache */
+        wl_pf_key_slot *sl = &w->name_keys[(e->name_key * 0x9e3779b97f4a7c15u) >> 56 & (WL_PF_KEY_SLOTS - 1)];
+        if (sl->key == e->name_key)
+            name_iid = sl->iid;
+        else if ((name_iid = intern_into(w, &w->names, e->name, ID_EVENT_NAMES)))
+            sl->key = e->name_key, sl->iid = name_iid;
+    } else if (e->name)
+        name_iid = intern_into(w, &w->names, e->name, ID_EVENT_NAMES);
     uint64_t cat_iid = e->category ? intern_static(w, &w->cats, w->static_cats, e->category, ID_CATEGORIES) : 0;
     uint8_t *p = scratch_room(w, NULL, 64 + 20 * (e->n_flow_ids + e->n_terminating_flow_ids));
     if (!p)

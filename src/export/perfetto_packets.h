@@ -39,6 +39,12 @@ typedef struct wl_pf_static_slot {
     uint64_t iid;
 } wl_pf_static_slot;
 
+#define WL_PF_KEY_SLOTS 256
+typedef struct wl_pf_key_slot {
+    uint64_t key;    /* wl_pf_event.name_key, 0 unused */
+    uint64_t iid;
+} wl_pf_key_slot;
+
 typedef struct wl_pf_writer {
     FILE *fp;
     uint32_t seq_id;          /* trusted_packet_sequence_id: non-zero */
@@ -55,6 +61,7 @@ typedef struct wl_pf_writer {
     size_t scratch_cap;
     wl_pf_intern names, cats, ann_names;
     wl_pf_static_slot static_cats[WL_PF_STATIC_SLOTS], static_anns[WL_PF_STATIC_SLOTS];
+    wl_pf_key_slot name_keys[WL_PF_KEY_SLOTS];
     uint64_t packets;
     struct wl_out_pipe *pipe; /* wl_pf_write_async: a thread writes the output */
 } wl_pf_writer;
@@ -107,6 +114,8 @@ typedef struct wl_pf_event {
     uint64_t ts;
     uint64_t track_uuid;
     const char *name;             /* interned; leave NULL on SLICE_END and counters */
+    uint64_t name_key;            /* non-zero: the caller's promise that every event with this key
+                                     has this name; then found by key, without hashing the text */
     const char *category;         /* interned; NULL: none */
     const uint64_t *flow_ids;     /* written as fixed64 (field 47) */
     size_t n_flow_ids;

@@ -454,6 +454,7 @@ static int gpu_item(model *m, const wl_gpu_item *it)
         s.kind = WL_TL_KERNEL;
         s.category = "kernel";
         s.name = it->name;
+        s.name_key = ((uint64_t)it->name_id << 1) | 1; /* the name comes from kernel_name by this id */
         args[n++] = arg_s("grid", dims(grid, it->grid));
         args[n++] = arg_s("block", dims(block, it->block));
         args[n++] = arg_u("registers_per_thread", (uint64_t)it->registers);

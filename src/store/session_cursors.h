@@ -83,6 +83,7 @@ typedef struct wl_gpu_item {
     int64_t graph_id;       /* -1 when not from a graph */
     char scope[256];
     /* kernels */
+    int64_t name_id;        /* kernel_name.id: kernels with the same id have the same names */
     char name[8192], short_name[256];
     int grid[3], block[3], cluster_size;
     int registers, static_smem, dynamic_smem, smem_limit_config, carveout; /* carveout -1: unset */

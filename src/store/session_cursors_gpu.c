@@ -124,8 +124,10 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_g
     it->name[0] = it->short_name[0] = it->copy_kind[0] = it->src_kind[0] = it->dst_kind[0] = 0;
     it->bytes = 0;
     it->gbps = 0;
+    it->name_id = -1;
     if (kind == WL_GPU_KERNEL) {
-        const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, sqlite3_column_int64(st, 10), 0);
+        it->name_id = sqlite3_column_int64(st, 10);
+        const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, it->name_id, 0);
         if (!sl)
             return -1;
         wl_cur_copy_str(it->name, sizeof it->name, sl->s1);
