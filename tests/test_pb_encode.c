@@ -2,6 +2,7 @@
  * framing and interning (src/export/perfetto_packets.h), byte by byte. */
 #include <stdlib.h>
 
+#include "export/out_pipe.h"
 #include "export/pb_encode.h"
 #include "export/perfetto_packets.h"
 #include "test.h"
@@ -192,6 +193,11 @@ static void test_plain_events_match(void)
     }
 }
 
+static int pipe_out(void *ctx, wl_pb_buf *out)
+{
+    return out ? wl_out_pipe_push(ctx, out) : wl_out_pipe_close(ctx);
+}
+
 /* Several MiB of events written synchronously or through the background writer (async); the
  * bytes must be the same, and a failing file must fail wl_pf_finish. */
 static int many_events(FILE *fp, int async)
@@ -199,7 +205,9 @@ static int many_events(FILE *fp, int async)
     wl_pf_writer w;
     if (wl_pf_init(&w, fp, 1, WL_PF_CLOCK_SEQUENCE_0))
         return -1;
-    CHECK_EQ_INT(async ? wl_pf_write_async(&w) : 0, 0);
+    wl_out_pipe *pipe = async ? wl_out_pipe_open(fp) : NULL;
+    CHECK(!async || pipe);
+    CHECK_EQ_INT(pipe ? wl_pf_set_output(&w, pipe_out, pipe) : 0, 0);
     char name[32];
     int rc = 0;
     for (uint64_t i = 0; i < 400000 && rc == 0; i++) {

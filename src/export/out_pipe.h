@@ -2,7 +2,8 @@
  * fwrite()s them in order while the exporter fills the next one, so the copy into the page cache
  * (a second or more for a few hundred MiB on a small VM) overlaps encoding instead of stalling it.
  * At most OUT_PIPE_DEPTH buffers wait; the exporter blocks when the writer falls that far behind,
- * so memory stays bounded by a few buffers. Used by perfetto_packets.c. */
+ * so memory stays bounded by a few buffers. perfetto_export.c plugs it into the Perfetto writer
+ * (wl_pf_set_output). */
 #ifndef WARPLENS_EXPORT_OUT_PIPE_H
 #define WARPLENS_EXPORT_OUT_PIPE_H
 

@@ -7,9 +7,16 @@
 
 #include <string.h>
 
+#include "export/out_pipe.h"
 #include "export/perfetto_packets.h"
 
 #define STREAMS_GROUP_BIT (UINT64_C(1) << 62) /* uuid of a GPU's "Streams" ordering track */
+
+/* The writer's output to the background writer; NULL: drain it and stop it (wl_pf_finish). */
+static int pipe_out(void *ctx, wl_pb_buf *out)
+{
+    return out ? wl_out_pipe_push(ctx, out) : wl_out_pipe_close(ctx);
+}
 
 typedef struct pf_sink {
     wl_pf_writer w;
@@ -96,7 +103,11 @@ int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_expor
         return -1;
     }
     p.w.static_names = 1; /* the model's categories and annotation names are string constants */
-    wl_pf_write_async(&p.w); /* stays synchronous if no thread can start */
+    wl_out_pipe *pipe = wl_out_pipe_open(fp); /* NULL: the writer writes fp itself */
+    if (pipe && wl_pf_set_output(&p.w, pipe_out, pipe)) {
+        wl_out_pipe_close(pipe);
+        pipe = NULL;
+    }
     /* clock 64 reads 0 when REALTIME reads the origin; REALTIME is the trace clock. BOOTTIME is
      * tied to REALTIME 1:1 (nothing is stamped with it; the session recorded no boot time). */
     wl_session_span span;

@@ -4,8 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "export/out_pipe.h"
-
 /* TracePacket fields */
 #define TP_TIMESTAMP 8
 #define TP_SEQ_ID 10
@@ -76,8 +74,8 @@ static uint8_t *room(wl_pf_writer *w, wl_pb_buf *b, size_t n)
 
 static int flush_out(wl_pf_writer *w)
 {
-    if (w->pipe) {
-        if (w->out.len && wl_out_pipe_push(w->pipe, &w->out))
+    if (w->out_fn) {
+        if (w->out.len && w->out_fn(w->out_ctx, &w->out))
             w->failed = 1;
     } else if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
         w->failed = 1;
@@ -85,14 +83,13 @@ static int flush_out(wl_pf_writer *w)
     return w->failed ? -1 : 0;
 }
 
-int wl_pf_write_async(wl_pf_writer *w)
+int wl_pf_set_output(wl_pf_writer *w, wl_pf_out_fn fn, void *ctx)
 {
-    if (w->pipe || !w->fp || w->failed)
+    if (!w->fp || w->failed || (w->out.len && flush_out(w))) /* what is buffered goes first */
         return -1;
-    if (w->out.len && flush_out(w)) /* what is buffered goes first, in order */
-        return -1;
-    w->pipe = wl_out_pipe_open(w->fp);
-    return w->pipe ? 0 : -1;
+    w->out_fn = fn;
+    w->out_ctx = ctx;
+    return 0;
 }
 
 /* ---- interning: string -> iid, open addressing ----------------------------------------------- */
@@ -253,9 +250,9 @@ int wl_pf_finish(wl_pf_writer *w)
 {
     if (w->fp && !w->failed)
         flush_out(w);
-    if (wl_out_pipe_close(w->pipe)) /* every queued buffer is written before fp is flushed */
+    if (w->out_fn && w->out_fn(w->out_ctx, NULL)) /* all handed over is written before fp is flushed */
         w->failed = 1;
-    w->pipe = NULL;
+    w->out_fn = NULL;
     int rc = w->failed || (w->fp && (fflush(w->fp) != 0 || ferror(w->fp))) ? -1 : 0;
     intern_free(&w->names);
     intern_free(&w->cats);

@@ -63,7 +63,8 @@ typedef struct wl_pf_writer {
     wl_pf_static_slot static_cats[WL_PF_STATIC_SLOTS], static_anns[WL_PF_STATIC_SLOTS];
     wl_pf_key_slot name_keys[WL_PF_KEY_SLOTS];
     uint64_t packets;
-    struct wl_out_pipe *pipe; /* wl_pf_write_async: a thread writes the output */
+    int (*out_fn)(void *ctx, wl_pb_buf *out); /* wl_pf_set_output, else fwrite to fp */
+    void *out_ctx;
 } wl_pf_writer;
 
 /* clock_id: 0 to leave timestamps on the default clock, or a WL_PF_CLOCK_* declared once through
@@ -71,10 +72,13 @@ typedef struct wl_pf_writer {
 int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_id);
 /* Returns 0 when every packet was written, -1 otherwise. Frees the writer either way. */
 int wl_pf_finish(wl_pf_writer *w);
-/* From now on a background thread writes the output to fp (until wl_pf_finish, which the caller
- * must reach before touching fp): for large traces, so encoding overlaps the copy into the page
- * cache. -1 (output stays synchronous) when the thread cannot start. */
-int wl_pf_write_async(wl_pf_writer *w);
+/* From now on full output buffers (about a MiB) go to fn instead of fwrite: fn(ctx, out) takes
+ * out's bytes and leaves out empty (it may swap in another buffer); fn(ctx, NULL), called by
+ * wl_pf_finish before it flushes fp, waits until everything handed over is written. fn returns
+ * -1 on failure. For a background writer (out_pipe.h), so encoding overlaps the output's copy
+ * into the page cache. */
+typedef int (*wl_pf_out_fn)(void *ctx, wl_pb_buf *out);
+int wl_pf_set_output(wl_pf_writer *w, wl_pf_out_fn fn, void *ctx);
 
 typedef struct wl_pf_track {
     uint64_t uuid;                /* non-zero, unique in the trace */
