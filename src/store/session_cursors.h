@@ -87,7 +87,7 @@ typedef struct wl_gpu_item {
     char name[8192], short_name[256];
     int grid[3], block[3], cluster_size;
     int registers, static_smem, dynamic_smem, smem_limit_config, carveout; /* carveout -1: unset */
-    int64_t queue_delay_ns, submit_delay_ns; /* -1 when unknown */
+    int64_t queue_delay_ns;  /* -1 when unknown */
     /* copies and sets */
     char copy_kind[16], src_kind[24], dst_kind[24];
     uint64_t bytes;
