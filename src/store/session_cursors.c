@@ -273,7 +273,7 @@ static const char *const API_SQL =
 /* Sessions whose api_call rows carry flow_id (filled at import by WL_FLOW_LINK_SQL): column 11
  * is the call's one flow id, 0 for none, NULL when it has several (looked up by probing). */
 static const char *const API_FLOW_SQL =
-    "SELECT pid, tid, start_ns, max(end_ns, start_ns), id, name, category, 0, correlation_id, return_value,"
+    "SELECT ?1, ?2, start_ns, max(end_ns, start_ns), id, name, category, 0, correlation_id, return_value,"
     " coalesce(scope_id, -1), flow_id FROM api_call WHERE pid = ?1 AND tid = ?2 ORDER BY start_ns, id";
 /* The flow rule (the GPU cursor applies the same one, so a flow is written on both sides or on
  * neither; WL_FLOW_LINK_SQL too): GPU work of the call's process and correlation id, linked to
@@ -463,6 +463,14 @@ static int add_flow(wl_host_cursor *c, size_t *n, uint64_t v)
     return 0;
 }
 
+/* Which table holds the GPU work an API call of this category starts (-1: none). */
+static int probe_of(const char *category)
+{
+    if (!strcmp(category, "launch") || !strcmp(category, "graph_launch"))
+        return PROBE_KERNEL;
+    return !strcmp(category, "memcpy") ? PROBE_MEMCPY : !strcmp(category, "memset") ? PROBE_MEMSET : -1;
+}
+
 /* Appends the rows of a probe statement (bound by the caller) to the item's flows. */
 static int probe_flows(wl_host_cursor *c, sqlite3_stmt *st, const wl_host_item *it, size_t *n)
 {
@@ -522,15 +530,14 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
                 return -1;
             wl_cur_copy_str(it->scope, sizeof it->scope, sl->s1);
         }
-        const char *cat = it->group;
-        int r = 1, probe = strcmp(cat, "memcpy") == 0 ? PROBE_MEMCPY : strcmp(cat, "memset") == 0 ? PROBE_MEMSET
-                                : strcmp(cat, "launch") == 0 || strcmp(cat, "graph_launch") == 0 ? PROBE_KERNEL : -1;
+        int r = 1, probe;
         if (c->flow_col) { /* the row's flow; several (NULL) are looked up */
-            if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
-                uint64_t f = (uint64_t)sqlite3_column_int64(st, 11);
+            sqlite3_value *v = sqlite3_column_value(st, 11);
+            if (sqlite3_value_type(v) != SQLITE_NULL) {
+                uint64_t f = (uint64_t)sqlite3_value_int64(v);
                 if (f && add_flow(c, &it->n_flows, f))
                     return -1;
-            } else if (probe >= 0)
+            } else if ((probe = probe_of(it->group)) >= 0)
                 r = probe_flows(c, c->probe[probe], it, &it->n_flows) ? -1 : 1;
         }
         /* joined: a launch's flows are its consecutive rows; copies and sets probe their table */
@@ -542,7 +549,7 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
                     return -1;
                 src->state = 0;
             }
-        } else if (probe == PROBE_MEMCPY || probe == PROBE_MEMSET)
+        } else if ((probe = probe_of(it->group)) == PROBE_MEMCPY || probe == PROBE_MEMSET)
             r = probe_flows(c, c->probe[probe], it, &it->n_flows) ? -1 : 1;
         it->flows = c->flows;
         if (r < 0)
