@@ -338,13 +338,21 @@ static uint64_t intern_static(wl_pf_writer *w, wl_pf_intern *t, wl_pf_static_slo
 {
     if (!w->static_names)
         return intern_into(w, t, s, field);
-    wl_pf_static_slot *sl = &cache[((uintptr_t)s * 0x9e3779b97f4a7c15u) >> 58 & (WL_PF_STATIC_SLOTS - 1)];
-    if (sl->p == s)
-        return sl->iid;
-    uint64_t iid = intern_into(w, t, s, field);
-    if (iid)
-        sl->p = s, sl->iid = iid;
-    return iid;
+    /* linear probing over a few slots: two constants sharing a slot would evict each other on
+     * every event; past them (more constants than slots), plain interning */
+    size_t h = (size_t)(((uintptr_t)s * 0x9e3779b97f4a7c15u) >> 58);
+    for (size_t k = 0; k < 8; k++) {
+        wl_pf_static_slot *sl = &cache[(h + k) & (WL_PF_STATIC_SLOTS - 1)];
+        if (sl->p == s)
+            return sl->iid;
+        if (!sl->p) {
+            uint64_t iid = intern_into(w, t, s, field);
+            if (iid)
+                sl->p = s, sl->iid = iid;
+            return iid;
+        }
+    }
+    return intern_into(w, t, s, field);
 }
 
 /* Room for n more bytes after p in the scratch buffer (which may move). */
