@@ -84,7 +84,6 @@ typedef struct wl_gpu_item {
     char scope[256];
     /* kernels */
     int64_t name_id;        /* kernel_name.id: kernels with the same id have the same names */
-    char name[8192], short_name[256];
     int grid[3], block[3], cluster_size;
     int registers, static_smem, dynamic_smem, smem_limit_config, carveout; /* carveout -1: unset */
     int64_t queue_delay_ns;  /* -1 when unknown */
@@ -92,6 +91,8 @@ typedef struct wl_gpu_item {
     char copy_kind[16], src_kind[24], dst_kind[24];
     uint64_t bytes;
     double gbps;
+    /* last, so the fields above share a few cache lines with the name's start */
+    char short_name[256], name[8192];
 } wl_gpu_item;
 
 typedef struct wl_gpu_cursor wl_gpu_cursor;
