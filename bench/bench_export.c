@@ -89,6 +89,9 @@ static int run_child(const char *self, const char *format, const char *session, 
     int fd[2];
     if (pipe(fd))
         return -1;
+    /* The previous step's output (the session just generated, the other format's trace) goes to
+     * disk first: its writeback would otherwise run during this export and be timed with it. */
+    sync();
     pid_t pid = fork();
     if (pid == 0) {
         dup2(fd[1], STDOUT_FILENO);

@@ -2,6 +2,7 @@
  * framing and interning (src/export/perfetto_packets.h), byte by byte. */
 #include <stdlib.h>
 
+#include "export/out_pipe.h"
 #include "export/pb_encode.h"
 #include "export/perfetto_packets.h"
 #include "test.h"
@@ -142,10 +143,108 @@ static void test_perfetto_writer(void)
     free(buf);
 }
 
+/* Writes the same END and COUNTER events through wl_pf_write_event (fast = 0) or the direct
+ * wl_pf_write_end / wl_pf_write_counter (fast = 1); returns the bytes. */
+static char *plain_events(int fast, uint32_t clock_id, int first_plain, size_t *size)
+{
+    char *buf = NULL;
+    FILE *fp = open_memstream(&buf, size);
+    wl_pf_writer w;
+    CHECK_EQ_INT(wl_pf_init(&w, fp, 3, clock_id), 0);
+    if (!first_plain) {
+        wl_pf_event b = {.type = WL_PF_SLICE_BEGIN, .ts = 5, .track_uuid = 9, .name = "k", .category = "c"};
+        CHECK_EQ_INT(wl_pf_write_event(&w, &b), 0);
+    }
+    const struct { int type; uint64_t ts, uuid; double v; } ev[] = {
+        {WL_PF_COUNTER, 0, 1, 12.5},      {WL_PF_SLICE_END, 7, 9, 0},
+        {WL_PF_SLICE_END, UINT64_C(1) << 40, UINT64_C(1) << 62, 0},
+        {WL_PF_COUNTER, 300, UINT64_C(0x4000000000000123), -3.25}, {WL_PF_COUNTER, 301, 2, 0}};
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+        if (fast)
+            CHECK_EQ_INT(ev[i].type == WL_PF_SLICE_END ? wl_pf_write_end(&w, ev[i].ts, ev[i].uuid)
+                                                       : wl_pf_write_counter(&w, ev[i].ts, ev[i].uuid, ev[i].v),
+                         0);
+        else {
+            wl_pf_event e = {.type = ev[i].type, .ts = ev[i].ts, .track_uuid = ev[i].uuid,
+                             .has_double_value = ev[i].type == WL_PF_COUNTER, .double_value = ev[i].v};
+            CHECK_EQ_INT(wl_pf_write_event(&w, &e), 0);
+        }
+    }
+    CHECK_EQ_INT(fast ? wl_pf_write_end(&w, 1, 0) : -1, -1); /* no track: refused */
+    w.failed = 0;
+    CHECK_EQ_INT(wl_pf_finish(&w), 0);
+    fclose(fp);
+    return buf;
+}
+
+static void test_plain_events_match(void)
+{
+    for (int variant = 0; variant < 4; variant++) {
+        uint32_t clock = variant & 1 ? WL_PF_CLOCK_SEQUENCE_0 : 0;
+        size_t na = 0, nb = 0, packets = 0;
+        char *a = plain_events(0, clock, variant >> 1, &na), *b = plain_events(1, clock, variant >> 1, &nb);
+        CHECK(na > 0);
+        CHECK_EQ_INT(na, nb);
+        CHECK(na == nb && memcmp(a, b, na) == 0);
+        CHECK(framing_ok((const uint8_t *)b, nb, &packets));
+        CHECK_EQ_INT(packets, variant >> 1 ? 5 : 6);
+        free(a);
+        free(b);
+    }
+}
+
+static int pipe_out(void *ctx, wl_pb_buf *out)
+{
+    return out ? wl_out_pipe_push(ctx, out) : wl_out_pipe_close(ctx);
+}
+
+/* Several MiB of events written synchronously or through the background writer (async); the
+ * bytes must be the same, and a failing file must fail wl_pf_finish. */
+static int many_events(FILE *fp, int async)
+{
+    wl_pf_writer w;
+    if (wl_pf_init(&w, fp, 1, WL_PF_CLOCK_SEQUENCE_0))
+        return -1;
+    wl_out_pipe *pipe = async ? wl_out_pipe_open(fp) : NULL;
+    CHECK(!async || pipe);
+    CHECK_EQ_INT(pipe ? wl_pf_set_output(&w, pipe_out, pipe) : 0, 0);
+    char name[32];
+    int rc = 0;
+    for (uint64_t i = 0; i < 400000 && rc == 0; i++) {
+        snprintf(name, sizeof name, "slice-%u", (unsigned)(i % 1000));
+        wl_pf_event e = {.type = WL_PF_SLICE_BEGIN, .ts = i * 10, .track_uuid = 1 + i % 7, .name = name};
+        rc = wl_pf_write_event(&w, &e) || wl_pf_write_counter(&w, i * 10 + 1, 9, (double)i) ||
+             wl_pf_write_end(&w, i * 10 + 5, 1 + i % 7);
+    }
+    return wl_pf_finish(&w) || rc ? -1 : 0;
+}
+
+static void test_async_output(void)
+{
+    char *a = NULL, *b = NULL;
+    size_t na = 0, nb = 0;
+    FILE *fa = open_memstream(&a, &na), *fb = open_memstream(&b, &nb);
+    CHECK_EQ_INT(many_events(fa, 0), 0);
+    CHECK_EQ_INT(many_events(fb, 1), 0);
+    fclose(fa);
+    fclose(fb);
+    CHECK(na > (4u << 20));
+    CHECK(na == nb && memcmp(a, b, na) == 0);
+    free(a);
+    free(b);
+    FILE *full = fopen("/dev/full", "wb");
+    if (full) { /* every write fails: ENOSPC */
+        CHECK_EQ_INT(many_events(full, 1), -1);
+        fclose(full);
+    }
+}
+
 int main(void)
 {
     test_scalars();
     test_nested();
     test_perfetto_writer();
+    test_plain_events_match();
+    test_async_output();
     return test_report("pb_encode");
 }

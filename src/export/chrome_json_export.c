@@ -162,7 +162,7 @@ int wl_export_chrome_json(wl_session *s, FILE *fp, const wl_tl_options *o, wl_ex
     }
     wl_json_init(&k->j, fp);
     wl_session_span span;
-    wl_session_get_span(s, &span);
+    wl_session_get_bounds(s, &span);
     k->origin = span.origin_ns;
     wl_json_lit(&k->j, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
     wl_tl_sink sink = {k, js_track, js_begin, js_end, js_counter};

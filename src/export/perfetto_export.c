@@ -7,9 +7,16 @@
 
 #include <string.h>
 
+#include "export/out_pipe.h"
 #include "export/perfetto_packets.h"
 
 #define STREAMS_GROUP_BIT (UINT64_C(1) << 62) /* uuid of a GPU's "Streams" ordering track */
+
+/* The writer's output to the background writer; NULL: drain it and stop it (wl_pf_finish). */
+static int pipe_out(void *ctx, wl_pb_buf *out)
+{
+    return out ? wl_out_pipe_push(ctx, out) : wl_out_pipe_close(ctx);
+}
 
 typedef struct pf_sink {
     wl_pf_writer w;
@@ -58,7 +65,8 @@ static int pf_begin(void *ctx, const wl_tl_slice *s)
 {
     pf_sink *p = ctx;
     wl_pf_event e = {.type = WL_PF_SLICE_BEGIN, .ts = s->start_ns - p->origin, .track_uuid = s->track->uuid,
-                     .name = s->name && s->name[0] ? s->name : "(unnamed)", .category = s->category,
+                     .name = s->name && s->name[0] ? s->name : "(unnamed)", .name_key = s->name_key,
+                     .category = s->category,
                      .flow_ids = s->flows_out, .n_flow_ids = s->n_flows_out, .args = s->args,
                      .n_args = s->n_args};
     if (s->flow_in) {
@@ -72,18 +80,15 @@ static int pf_begin(void *ctx, const wl_tl_slice *s)
 static int pf_end(void *ctx, const wl_tl_track *t, uint64_t ts)
 {
     pf_sink *p = ctx;
-    wl_pf_event e = {.type = WL_PF_SLICE_END, .ts = ts - p->origin, .track_uuid = t->uuid};
     p->events++;
-    return wl_pf_write_event(&p->w, &e);
+    return wl_pf_write_end(&p->w, ts - p->origin, t->uuid);
 }
 
 static int pf_counter(void *ctx, const wl_tl_track *t, uint64_t ts, double v)
 {
     pf_sink *p = ctx;
-    wl_pf_event e = {.type = WL_PF_COUNTER, .ts = ts - p->origin, .track_uuid = t->uuid, .has_double_value = 1,
-                     .double_value = v};
     p->events++;
-    return wl_pf_write_event(&p->w, &e);
+    return wl_pf_write_counter(&p->w, ts - p->origin, t->uuid, v);
 }
 
 int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
@@ -98,10 +103,15 @@ int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_expor
         return -1;
     }
     p.w.static_names = 1; /* the model's categories and annotation names are string constants */
+    wl_out_pipe *pipe = wl_out_pipe_open(fp); /* NULL: the writer writes fp itself */
+    if (pipe && wl_pf_set_output(&p.w, pipe_out, pipe)) {
+        wl_out_pipe_close(pipe);
+        pipe = NULL;
+    }
     /* clock 64 reads 0 when REALTIME reads the origin; REALTIME is the trace clock. BOOTTIME is
      * tied to REALTIME 1:1 (nothing is stamped with it; the session recorded no boot time). */
     wl_session_span span;
-    wl_session_get_span(s, &span);
+    wl_session_get_bounds(s, &span);
     p.origin = span.origin_ns;
     wl_pf_clock clocks[3] = {{WL_PF_CLOCK_SEQUENCE_0, 0}, {WL_PF_CLOCK_REALTIME, span.origin_ns},
                              {WL_PF_CLOCK_BOOTTIME, span.origin_ns}};

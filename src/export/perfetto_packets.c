@@ -74,10 +74,22 @@ static uint8_t *room(wl_pf_writer *w, wl_pb_buf *b, size_t n)
 
 static int flush_out(wl_pf_writer *w)
 {
-    if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
+    if (w->out_fn) {
+        if (w->out.len && w->out_fn(w->out_ctx, &w->out))
+            w->failed = 1;
+    } else if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
         w->failed = 1;
     w->out.len = 0;
     return w->failed ? -1 : 0;
+}
+
+int wl_pf_set_output(wl_pf_writer *w, wl_pf_out_fn fn, void *ctx)
+{
+    if (!w->fp || w->failed || (w->out.len && flush_out(w))) /* what is buffered goes first */
+        return -1;
+    w->out_fn = fn;
+    w->out_ctx = ctx;
+    return 0;
 }
 
 /* ---- interning: string -> iid, open addressing ----------------------------------------------- */
@@ -238,6 +250,9 @@ int wl_pf_finish(wl_pf_writer *w)
 {
     if (w->fp && !w->failed)
         flush_out(w);
+    if (w->out_fn && w->out_fn(w->out_ctx, NULL)) /* all handed over is written before fp is flushed */
+        w->failed = 1;
+    w->out_fn = NULL;
     int rc = w->failed || (w->fp && (fflush(w->fp) != 0 || ferror(w->fp))) ? -1 : 0;
     intern_free(&w->names);
     intern_free(&w->cats);
@@ -323,13 +338,21 @@ static uint64_t intern_static(wl_pf_writer *w, wl_pf_intern *t, wl_pf_static_slo
 {
     if (!w->static_names)
         return intern_into(w, t, s, field);
-    wl_pf_static_slot *sl = &cache[((uintptr_t)s * 0x9e3779b97f4a7c15u) >> 58 & (WL_PF_STATIC_SLOTS - 1)];
-    if (sl->p == s)
-        return sl->iid;
-    uint64_t iid = intern_into(w, t, s, field);
-    if (iid)
-        sl->p = s, sl->iid = iid;
-    return iid;
+    /* linear probing over a few slots: two constants sharing a slot would evict each other on
+     * every event; past them (more constants than slots), plain interning */
+    size_t h = (size_t)(((uintptr_t)s * 0x9e3779b97f4a7c15u) >> 58);
+    for (size_t k = 0; k < 8; k++) {
+        wl_pf_static_slot *sl = &cache[(h + k) & (WL_PF_STATIC_SLOTS - 1)];
+        if (sl->p == s)
+            return sl->iid;
+        if (!sl->p) {
+            uint64_t iid = intern_into(w, t, s, field);
+            if (iid)
+                sl->p = s, sl->iid = iid;
+            return iid;
+        }
+    }
+    return intern_into(w, t, s, field);
 }
 
 /* Room for n more bytes after p in the scratch buffer (which may move). */
@@ -359,7 +382,15 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
     if (w->failed || e->track_uuid == 0)
         return -1;
     wl_pb_reset(&w->interned);
-    uint64_t name_iid = e->name ? intern_into(w, &w->names, e->name, ID_EVENT_NAMES) : 0;
+    uint64_t name_iid = 0;
+    if (e->name && e->name_key) { /* long kernel names: by the caller's key, from a direct-mapped cache */
+        wl_pf_key_slot *sl = &w->name_keys[(e->name_key * 0x9e3779b97f4a7c15u) >> 56 & (WL_PF_KEY_SLOTS - 1)];
+        if (sl->key == e->name_key)
+            name_iid = sl->iid;
+        else if ((name_iid = intern_into(w, &w->names, e->name, ID_EVENT_NAMES)))
+            sl->key = e->name_key, sl->iid = name_iid;
+    } else if (e->name)
+        name_iid = intern_into(w, &w->names, e->name, ID_EVENT_NAMES);
     uint64_t cat_iid = e->category ? intern_static(w, &w->cats, w->static_cats, e->category, ID_CATEGORIES) : 0;
     uint8_t *p = scratch_room(w, NULL, 64 + 20 * (e->n_flow_ids + e->n_terminating_flow_ids));
     if (!p)
@@ -454,6 +485,52 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
     w->out.len = (size_t)(o + te - w->out.data);
     w->packets++;
     return w->out.len >= OUT_CHUNK ? flush_out(w) : 0;
+}
+
+/* SLICE_END and COUNTER events (half the events of a trace): no names, annotations or flows, so
+ * the TrackEvent's size is known up front and the packet is encoded straight into the output,
+ * with the same bytes wl_pf_write_event writes for them. */
+static int write_plain(wl_pf_writer *w, int type, uint64_t ts, uint64_t track_uuid, const double *value)
+{
+    if (w->failed || track_uuid == 0)
+        return -1;
+    uint8_t pre[32];
+    size_t npre = (size_t)(packet_prefix(w, pre, 0) - pre);
+    size_t te = 2 + 1 + vsize(track_uuid) + (value ? vsize(TAG(44, WL_PB_FIXED64)) + 8 : 0);
+    size_t n = npre + 1 + vsize(ts) + 1 + vsize(te) + te;
+    uint8_t *o = room(w, &w->out, n + 12);
+    if (!o)
+        return -1;
+    *o++ = (uint8_t)TAG(1, WL_PB_LEN);
+    o = vput(o, n);
+    memcpy(o, pre, npre);
+    o += npre;
+    *o++ = (uint8_t)TAG(TP_TIMESTAMP, WL_PB_VARINT);
+    o = vput(o, ts);
+    *o++ = (uint8_t)TAG(TP_TRACK_EVENT, WL_PB_LEN);
+    o = vput(o, te);
+    *o++ = (uint8_t)TAG(9, WL_PB_VARINT);
+    *o++ = (uint8_t)type;
+    *o++ = (uint8_t)TAG(11, WL_PB_VARINT);
+    o = vput(o, track_uuid);
+    if (value) {
+        uint64_t bits;
+        memcpy(&bits, value, sizeof bits);
+        o = fput(vput(o, TAG(44, WL_PB_FIXED64)), bits);
+    }
+    w->out.len = (size_t)(o - w->out.data);
+    w->packets++;
+    return w->out.len >= OUT_CHUNK ? flush_out(w) : 0;
+}
+
+int wl_pf_write_end(wl_pf_writer *w, uint64_t ts, uint64_t track_uuid)
+{
+    return write_plain(w, WL_PF_SLICE_END, ts, track_uuid, NULL);
+}
+
+int wl_pf_write_counter(wl_pf_writer *w, uint64_t ts, uint64_t track_uuid, double value)
+{
+    return write_plain(w, WL_PF_COUNTER, ts, track_uuid, &value);
 }
 
 int wl_pf_write_clock_snapshot(wl_pf_writer *w, uint64_t packet_ts, const wl_pf_clock *clocks,

@@ -39,6 +39,12 @@ typedef struct wl_pf_static_slot {
     uint64_t iid;
 } wl_pf_static_slot;
 
+#define WL_PF_KEY_SLOTS 256
+typedef struct wl_pf_key_slot {
+    uint64_t key;    /* wl_pf_event.name_key, 0 unused */
+    uint64_t iid;
+} wl_pf_key_slot;
+
 typedef struct wl_pf_writer {
     FILE *fp;
     uint32_t seq_id;          /* trusted_packet_sequence_id: non-zero */
@@ -55,7 +61,10 @@ typedef struct wl_pf_writer {
     size_t scratch_cap;
     wl_pf_intern names, cats, ann_names;
     wl_pf_static_slot static_cats[WL_PF_STATIC_SLOTS], static_anns[WL_PF_STATIC_SLOTS];
+    wl_pf_key_slot name_keys[WL_PF_KEY_SLOTS];
     uint64_t packets;
+    int (*out_fn)(void *ctx, wl_pb_buf *out); /* wl_pf_set_output, else fwrite to fp */
+    void *out_ctx;
 } wl_pf_writer;
 
 /* clock_id: 0 to leave timestamps on the default clock, or a WL_PF_CLOCK_* declared once through
@@ -63,6 +72,13 @@ typedef struct wl_pf_writer {
 int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_id);
 /* Returns 0 when every packet was written, -1 otherwise. Frees the writer either way. */
 int wl_pf_finish(wl_pf_writer *w);
+/* From now on full output buffers (about a MiB) go to fn instead of fwrite: fn(ctx, out) takes
+ * out's bytes and leaves out empty (it may swap in another buffer); fn(ctx, NULL), called by
+ * wl_pf_finish before it flushes fp, waits until everything handed over is written. fn returns
+ * -1 on failure. For a background writer (out_pipe.h), so encoding overlaps the output's copy
+ * into the page cache. */
+typedef int (*wl_pf_out_fn)(void *ctx, wl_pb_buf *out);
+int wl_pf_set_output(wl_pf_writer *w, wl_pf_out_fn fn, void *ctx);
 
 typedef struct wl_pf_track {
     uint64_t uuid;                /* non-zero, unique in the trace */
@@ -102,6 +118,8 @@ typedef struct wl_pf_event {
     uint64_t ts;
     uint64_t track_uuid;
     const char *name;             /* interned; leave NULL on SLICE_END and counters */
+    uint64_t name_key;            /* non-zero: the caller's promise that every event with this key
+                                     has this name; then found by key, without hashing the text */
     const char *category;         /* interned; NULL: none */
     const uint64_t *flow_ids;     /* written as fixed64 (field 47) */
     size_t n_flow_ids;
@@ -115,6 +133,10 @@ typedef struct wl_pf_event {
 } wl_pf_event;
 
 int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e);
+/* The same as wl_pf_write_event for a SLICE_END, and for a COUNTER with a double value, without
+ * building an event (the bytes are identical). */
+int wl_pf_write_end(wl_pf_writer *w, uint64_t ts, uint64_t track_uuid);
+int wl_pf_write_counter(wl_pf_writer *w, uint64_t ts, uint64_t track_uuid, double value);
 
 typedef struct wl_pf_clock {
     uint32_t clock_id;

@@ -455,6 +455,7 @@ static int gpu_item(model *m, const wl_gpu_item *it)
         s.kind = WL_TL_KERNEL;
         s.category = "kernel";
         s.name = it->name;
+        s.name_key = ((uint64_t)it->name_id << 1) | 1; /* the name comes from kernel_name by this id */
         args[n++] = arg_s("grid", dims(grid, it->grid));
         args[n++] = arg_s("block", dims(block, it->block));
         args[n++] = arg_u("registers_per_thread", (uint64_t)it->registers);
@@ -603,8 +604,11 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     memset(st, 0, sizeof *st);
     m.s = s, m.o = o, m.sink = sink, m.st = st;
     m.max_lanes = o && o->max_lanes > 0 ? o->max_lanes : 32;
-    wl_session_span span;
-    wl_session_get_span(s, &span);
+    wl_session_span span; /* the row counts only serve progress reports */
+    if (o && o->progress)
+        wl_session_get_span(s, &span);
+    else
+        wl_session_get_bounds(s, &span);
     st->origin_ns = span.origin_ns;
     st->end_ns = span.end_ns;
     m.total = span.api_calls + span.nvtx_ranges + span.scopes + span.timers + span.kernels + span.memcpys + span.memsets;

@@ -55,6 +55,7 @@ typedef struct wl_tl_slice {
     wl_tl_kind kind;
     uint64_t start_ns, end_ns;
     const char *name, *category;
+    uint64_t name_key;         /* non-zero: every slice with this key has this name (kernels) */
     const uint64_t *flows_out; /* flows this slice starts (API calls) */
     size_t n_flows_out;
     uint64_t flow_in;          /* flow this slice ends (GPU work), 0 none */

@@ -30,7 +30,7 @@ const char *const WL_SCHEMA_SQL =
     "  id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL, domain TEXT NOT NULL,\n"
     "  cbid INTEGER NOT NULL, name TEXT NOT NULL, category TEXT NOT NULL, correlation_id INTEGER NOT NULL,\n"
     "  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, duration_ns INTEGER NOT NULL,\n"
-    "  return_value INTEGER NOT NULL, scope_id INTEGER);\n"
+    "  return_value INTEGER NOT NULL, scope_id INTEGER, flow_id INTEGER);\n"
     "CREATE TABLE kernel (\n"
     "  id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, device_id INTEGER NOT NULL, context_id INTEGER,\n"
     "  stream_id INTEGER NOT NULL, correlation_id INTEGER NOT NULL, name_id INTEGER NOT NULL REFERENCES kernel_name(id),\n"
@@ -118,3 +118,20 @@ const char *const WL_SCHEMA_SQL =
     "CREATE INDEX device_sample_by_device ON device_sample(pid, device_id, ts_ns);\n"
     "CREATE VIEW kernels AS SELECT k.*, n.demangled AS name, n.short_name AS short_name, n.mangled AS mangled\n"
     "  FROM kernel k JOIN kernel_name n ON n.id = k.name_id;\n";
+
+/* api_call.flow_id, once GPU work is linked to its API call (api_id): the flow rule of
+ * docs/formats.md evaluated once here, so the exporters read the flow with the call's row instead
+ * of looking its GPU work up. 0: no flow; NULL: several (a graph launch) - the reader looks them
+ * up. One index probe per call through kernel_by_corr, memcpy_by_corr or memset_by_corr. */
+const char *const WL_FLOW_LINK_SQL =
+    "UPDATE api_call SET flow_id = CASE\n"
+    " WHEN category IN ('launch', 'graph_launch') THEN (SELECT CASE count(*) WHEN 0 THEN 0 WHEN 1 THEN max(k.id) * 4 + 1"
+    "  END FROM kernel k WHERE k.pid = api_call.pid AND k.correlation_id = api_call.correlation_id"
+    "  AND k.api_id = api_call.id AND k.has_timestamps AND k.start_ns >= api_call.start_ns)\n"
+    " WHEN category = 'memcpy' THEN (SELECT CASE count(*) WHEN 0 THEN 0 WHEN 1 THEN max(m.id) * 4 + 2"
+    "  END FROM memcpy m WHERE m.pid = api_call.pid AND m.correlation_id = api_call.correlation_id"
+    "  AND m.api_id = api_call.id AND m.end_ns >= m.start_ns AND m.start_ns >= api_call.start_ns)\n"
+    " WHEN category = 'memset' THEN (SELECT CASE count(*) WHEN 0 THEN 0 WHEN 1 THEN max(z.id) * 4 + 3"
+    "  END FROM memset z WHERE z.pid = api_call.pid AND z.correlation_id = api_call.correlation_id"
+    "  AND z.api_id = api_call.id AND z.end_ns >= z.start_ns AND z.start_ns >= api_call.start_ns)\n"
+    " ELSE 0 END;\n";

@@ -6,5 +6,7 @@
 #define WL_SCHEMA_VERSION 1
 
 extern const char *const WL_SCHEMA_SQL;
+/* Fills api_call.flow_id from the GPU work linked to each call (run after api_id is set). */
+extern const char *const WL_FLOW_LINK_SQL;
 
 #endif

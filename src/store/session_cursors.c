@@ -31,11 +31,13 @@ int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db)
     return -1;
 }
 
-/* The (pid, tid) after ?1, ?2 with API calls: one index seek per thread. */
+/* The (pid, tid) after ?1, ?2 with API calls: an index seek or two per thread (a row-value
+ * comparison `(pid, tid) > (?1, ?2)` walks every index entry of the pid after the last thread). */
 static const char *const THREADS_SQL =
-    "SELECT pid, tid FROM api_call WHERE (pid, tid) > (?1, ?2) ORDER BY pid, tid LIMIT 1";
+    "SELECT * FROM (SELECT pid, tid FROM api_call WHERE pid = ?1 AND tid > ?2 ORDER BY tid LIMIT 1) UNION ALL"
+    " SELECT * FROM (SELECT pid, tid FROM api_call WHERE pid > ?1 ORDER BY pid, tid LIMIT 1) LIMIT 1";
 
-int wl_session_get_span(wl_session *s, wl_session_span *o)
+int wl_session_get_bounds(wl_session *s, wl_session_span *o)
 {
     memset(o, 0, sizeof *o);
     /* min/max over indexed start columns are index look-ups; process rows are few. */
@@ -65,6 +67,13 @@ int wl_session_get_span(wl_session *s, wl_session_span *o)
     /* Closes ranges that were never ended; the process end is the natural bound. */
     o->end_ns = wl_sql_scalar_u64(s->db, "SELECT max(t) FROM (SELECT max(end_ns) t FROM process UNION ALL"
                           " SELECT max(start_ns) FROM kernel UNION ALL SELECT max(start_ns) FROM nvtx_range)");
+    return 0;
+}
+
+int wl_session_get_span(wl_session *s, wl_session_span *o)
+{
+    wl_session_get_bounds(s, o);
+    /* count(*) reads every page of a table's smallest b-tree: a second or so at millions of rows */
     o->api_calls = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM api_call");
     o->nvtx_ranges = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM nvtx_range");
     o->scopes = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM scope");
@@ -261,14 +270,22 @@ static const char *const API_SQL =
     " LEFT JOIN kernel k ON k.pid = CASE WHEN a.category IN ('launch', 'graph_launch') THEN a.pid END"
     "  AND k.correlation_id = a.correlation_id AND k.api_id = a.id AND k.has_timestamps AND k.start_ns >= a.start_ns"
     " WHERE a.pid = ?1 AND a.tid = ?2 ORDER BY a.start_ns, a.id";
+/* Sessions whose api_call rows carry flow_id (filled at import by WL_FLOW_LINK_SQL): column 11
+ * is the call's one flow id, 0 for none, NULL when it has several (looked up by probing). */
+static const char *const API_FLOW_SQL =
+    "SELECT ?1, ?2, start_ns, max(end_ns, start_ns), id, name, category, 0, correlation_id, return_value,"
+    " coalesce(scope_id, -1), flow_id FROM api_call WHERE pid = ?1 AND tid = ?2 ORDER BY start_ns, id";
 /* The flow rule (the GPU cursor applies the same one, so a flow is written on both sides or on
- * neither): GPU work of the call's process and correlation id, linked to the call, with
- * timestamps, not starting before the call; the category says which table. ?1 pid, ?2
- * correlation id, ?3 api id, ?4 api start; one row per flow id, in id order. */
-static const char *const PROBE_SQL[2] = {
+ * neither; WL_FLOW_LINK_SQL too): GPU work of the call's process and correlation id, linked to
+ * the call, with timestamps, not starting before the call; the category says which table. ?1 pid,
+ * ?2 correlation id, ?3 api id, ?4 api start; one row per flow id, in id order. */
+enum { PROBE_MEMCPY, PROBE_MEMSET, PROBE_KERNEL, N_PROBES };
+static const char *const PROBE_SQL[N_PROBES] = {
     "SELECT id * 4 + 2 FROM memcpy WHERE pid = ?1 AND correlation_id = ?2 AND api_id = ?3 AND end_ns >= start_ns"
     " AND start_ns >= ?4 ORDER BY id",
     "SELECT id * 4 + 3 FROM memset WHERE pid = ?1 AND correlation_id = ?2 AND api_id = ?3 AND end_ns >= start_ns"
+    " AND start_ns >= ?4 ORDER BY id",
+    "SELECT id * 4 + 1 FROM kernel WHERE pid = ?1 AND correlation_id = ?2 AND api_id = ?3 AND has_timestamps"
     " AND start_ns >= ?4 ORDER BY id",
 };
 struct wl_host_cursor {
@@ -279,8 +296,9 @@ struct wl_host_cursor {
     int *heap;      /* sources with a row ready, smallest first */
     int nheap;
     int started, by_start;
+    int flow_col;          /* api_call has flow_id: API_FLOW_SQL, else API_SQL's join */
     wl_cur_name_cache scopes;
-    sqlite3_stmt *probe[2];
+    sqlite3_stmt *probe[N_PROBES];
     uint64_t *flows;
     size_t flow_cap;
 };
@@ -292,7 +310,7 @@ void wl_host_cursor_close(wl_host_cursor *c)
     for (int i = 0; i < c->nsrc; i++)
         sqlite3_finalize(c->src[i].st);
     wl_cur_cache_close(&c->scopes);
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < N_PROBES; i++)
         sqlite3_finalize(c->probe[i]);
     if (c->own_db)
         sqlite3_close(c->db);
@@ -332,6 +350,12 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
         sqlite3_finalize(probe);
     }
     snprintf(timer, sizeof timer, "%s%s", has_timers ? TIMER_SQL : NO_TIMER_SQL, by_start ? BY_START : BY_THREAD);
+    /* sessions imported before api_call.flow_id existed lack the column: join as they always did */
+    if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM pragma_table_info('api_call') WHERE name = 'flow_id'", -1, &probe,
+                           NULL) == SQLITE_OK) {
+        c->flow_col = sqlite3_step(probe) == SQLITE_ROW;
+        sqlite3_finalize(probe);
+    }
     int cap = 16, rc = wl_cur_cache_open(&c->scopes, c->db, SCOPE_NAME_SQL);
     if (rc == 0 && !(c->src = calloc((size_t)cap, sizeof *c->src)))
         rc = -1;
@@ -340,7 +364,7 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
              add_source(c, timer, (int64_t)open_end_ns, 0, cap);
     if (rc == 0 && sqlite3_prepare_v2(c->db, THREADS_SQL, -1, &threads, NULL) != SQLITE_OK)
         rc = -1;
-    for (int i = 0; rc == 0 && i < 2; i++)
+    for (int i = 0; rc == 0 && i < N_PROBES; i++)
         if (sqlite3_prepare_v3(c->db, PROBE_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &c->probe[i], NULL) != SQLITE_OK)
             rc = -1;
     /* one statement per thread with API calls: next (pid, tid) after the last one, by index seek */
@@ -365,7 +389,7 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
             c->src = ns;
             cap *= 2;
         }
-        rc = add_source(c, API_SQL, pid, tid, cap);
+        rc = add_source(c, c->flow_col ? API_FLOW_SQL : API_SQL, pid, tid, cap);
     }
     sqlite3_finalize(threads);
     if (rc == 0 && !(c->heap = malloc((size_t)c->nsrc * sizeof *c->heap)))
@@ -439,6 +463,14 @@ static int add_flow(wl_host_cursor *c, size_t *n, uint64_t v)
     return 0;
 }
 
+/* Which table holds the GPU work an API call of this category starts (-1: none). */
+static int probe_of(const char *category)
+{
+    if (!strcmp(category, "launch") || !strcmp(category, "graph_launch"))
+        return PROBE_KERNEL;
+    return !strcmp(category, "memcpy") ? PROBE_MEMCPY : !strcmp(category, "memset") ? PROBE_MEMSET : -1;
+}
+
 /* Appends the rows of a probe statement (bound by the caller) to the item's flows. */
 static int probe_flows(wl_host_cursor *c, sqlite3_stmt *st, const wl_host_item *it, size_t *n)
 {
@@ -498,10 +530,18 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
                 return -1;
             wl_cur_copy_str(it->scope, sizeof it->scope, sl->s1);
         }
-        /* a launch's flows are its consecutive rows; copies and sets probe their table */
-        const char *cat = it->group;
-        int r = 1;
-        if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
+        int r = 1, probe;
+        if (c->flow_col) { /* the row's flow; several (NULL) are looked up */
+            sqlite3_value *v = sqlite3_column_value(st, 11);
+            if (sqlite3_value_type(v) != SQLITE_NULL) {
+                uint64_t f = (uint64_t)sqlite3_value_int64(v);
+                if (f && add_flow(c, &it->n_flows, f))
+                    return -1;
+            } else if ((probe = probe_of(it->group)) >= 0)
+                r = probe_flows(c, c->probe[probe], it, &it->n_flows) ? -1 : 1;
+        }
+        /* joined: a launch's flows are its consecutive rows; copies and sets probe their table */
+        else if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
             if (add_flow(c, &it->n_flows, (uint64_t)sqlite3_column_int64(st, 11)))
                 return -1;
             while ((r = wl_cur_peek(src)) > 0 && sqlite3_column_int64(st, 4) == it->id) {
@@ -509,8 +549,8 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
                     return -1;
                 src->state = 0;
             }
-        } else if (!strcmp(cat, "memcpy") || !strcmp(cat, "memset"))
-            r = probe_flows(c, c->probe[cat[3] == 'c' ? 0 : 1], it, &it->n_flows) ? -1 : 1;
+        } else if ((probe = probe_of(it->group)) == PROBE_MEMCPY || probe == PROBE_MEMSET)
+            r = probe_flows(c, c->probe[probe], it, &it->n_flows) ? -1 : 1;
         it->flows = c->flows;
         if (r < 0)
             return -1;

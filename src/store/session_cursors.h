@@ -26,6 +26,8 @@ typedef struct wl_session_span {
     uint64_t timers;       /* completed timer-API intervals (0 without the timer table) */
 } wl_session_span;
 int wl_session_get_span(wl_session *s, wl_session_span *out);
+/* Only origin_ns and end_ns (index look-ups; the counts, which read whole tables, are left 0). */
+int wl_session_get_bounds(wl_session *s, wl_session_span *out);
 
 /* Start of the n-th kernel (0-based) in time order, or UINT64_MAX when there are not that many:
  * how the HTML report picks the time window it embeds. */
@@ -81,14 +83,16 @@ typedef struct wl_gpu_item {
     int64_t graph_id;       /* -1 when not from a graph */
     char scope[256];
     /* kernels */
-    char name[8192], short_name[256];
+    int64_t name_id;        /* kernel_name.id: kernels with the same id have the same names */
     int grid[3], block[3], cluster_size;
     int registers, static_smem, dynamic_smem, smem_limit_config, carveout; /* carveout -1: unset */
-    int64_t queue_delay_ns, submit_delay_ns; /* -1 when unknown */
+    int64_t queue_delay_ns;  /* -1 when unknown */
     /* copies and sets */
     char copy_kind[16], src_kind[24], dst_kind[24];
     uint64_t bytes;
     double gbps;
+    /* last, so the fields above share a few cache lines with the name's start */
+    char short_name[256], name[8192];
 } wl_gpu_item;
 
 typedef struct wl_gpu_cursor wl_gpu_cursor;

@@ -10,36 +10,36 @@
 
 /* Columns shared by the three GPU statements: 0 start, 1 end, 2 id, 3 pid, 4 device, 5 stream,
  * 6 correlation id, 7 flow, 8 graph id, 9 scope id (-1 none); then per kind (see gpu_decode).
- * Rows come in start order only: ties are rare and any order of equal starts nests or lands on
- * an overlap lane. */
-static const char *const GPU_SQL[3] = {
-    "SELECT k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id,"
-    " CASE WHEN a.id IS NOT NULL AND a.pid = k.pid AND a.correlation_id = k.correlation_id"
-    "  AND a.category IN ('launch', 'graph_launch') AND k.start_ns >= a.start_ns THEN k.id * 4 + 1 ELSE 0 END,"
-    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1),"
-    " k.name_id, 0, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
-    " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"
-    " coalesce(k.registers_per_thread, 0), coalesce(k.static_smem, 0), coalesce(k.dynamic_smem, 0),"
-    " coalesce(k.smem_limit_config, 0), coalesce(k.carveout_requested, -1),"
-    " coalesce(k.queue_delay_ns, -1), coalesce(k.submit_delay_ns, -1)"
-    " FROM kernel k LEFT JOIN api_call a ON a.id = CASE WHEN ?1 THEN k.api_id END"
-    " WHERE k.has_timestamps ORDER BY k.start_ns",
-    "SELECT m.start_ns, m.end_ns, m.id, m.pid, coalesce(m.device_id, 0), coalesce(m.stream_id, 0),"
-    " coalesce(m.correlation_id, 0),"
-    " CASE WHEN a.id IS NOT NULL AND a.pid = m.pid AND a.correlation_id = m.correlation_id"
-    "  AND a.category = 'memcpy' AND m.start_ns >= a.start_ns THEN m.id * 4 + 2 ELSE 0 END,"
-    " coalesce(m.graph_id, -1), coalesce(m.scope_id, -1),"
-    " m.kind, m.src_kind, m.dst_kind, m.bytes, coalesce(m.bandwidth_gbps, 0)"
-    " FROM memcpy m LEFT JOIN api_call a ON a.id = CASE WHEN ?1 THEN m.api_id END"
-    " WHERE m.start_ns IS NOT NULL AND m.end_ns >= m.start_ns ORDER BY m.start_ns",
-    "SELECT z.start_ns, z.end_ns, z.id, z.pid, coalesce(z.device_id, 0), coalesce(z.stream_id, 0),"
-    " coalesce(z.correlation_id, 0),"
-    " CASE WHEN a.id IS NOT NULL AND a.pid = z.pid AND a.correlation_id = z.correlation_id"
-    "  AND a.category = 'memset' AND z.start_ns >= a.start_ns THEN z.id * 4 + 3 ELSE 0 END,"
-    " coalesce(z.graph_id, -1), coalesce(z.scope_id, -1),"
-    " z.memory_kind, z.bytes, coalesce(z.bandwidth_gbps, 0)"
-    " FROM memset z LEFT JOIN api_call a ON a.id = CASE WHEN ?1 THEN z.api_id END"
-    " WHERE z.start_ns IS NOT NULL AND z.end_ns >= z.start_ns ORDER BY z.start_ns",
+ * NULL reads as 0 through sqlite3_column_*, so only columns whose NULL means something else are
+ * coalesced (every expression costs per row). Linked statements join the API call for the flow
+ * rule; unlinked ones (the timeline's) have flow 0 and no join. Rows come in start order only:
+ * ties are rare and any order of equal starts nests or lands on an overlap lane. */
+#define KERNEL_SQL(flow, join)                                                                          \
+    "SELECT k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, " flow ","    \
+    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1), k.name_id, k.grid_x, k.grid_y, k.grid_z,"      \
+    " k.block_x, k.block_y, k.block_z,"                                                                   \
+    " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"           \
+    " k.registers_per_thread, k.static_smem, k.dynamic_smem, k.smem_limit_config,"                        \
+    " coalesce(k.carveout_requested, -1), coalesce(k.queue_delay_ns, -1) FROM kernel k" join              \
+    " WHERE k.has_timestamps ORDER BY k.start_ns"
+#define MEMCPY_SQL(flow, join)                                                                          \
+    "SELECT m.start_ns, m.end_ns, m.id, m.pid, m.device_id, m.stream_id, m.correlation_id, " flow ","    \
+    " coalesce(m.graph_id, -1), coalesce(m.scope_id, -1), m.kind, m.src_kind, m.dst_kind, m.bytes,"      \
+    " m.bandwidth_gbps FROM memcpy m" join " WHERE m.start_ns IS NOT NULL AND m.end_ns >= m.start_ns"    \
+    " ORDER BY m.start_ns"
+#define MEMSET_SQL(flow, join)                                                                          \
+    "SELECT z.start_ns, z.end_ns, z.id, z.pid, z.device_id, z.stream_id, z.correlation_id, " flow ","    \
+    " coalesce(z.graph_id, -1), coalesce(z.scope_id, -1), z.memory_kind, z.bytes, z.bandwidth_gbps"      \
+    " FROM memset z" join " WHERE z.start_ns IS NOT NULL AND z.end_ns >= z.start_ns ORDER BY z.start_ns"
+#define FLOW_IF(t, cat, n)                                                                              \
+    "CASE WHEN a.id IS NOT NULL AND a.pid = " t ".pid AND a.correlation_id = " t ".correlation_id"        \
+    " AND a.category " cat " AND " t ".start_ns >= a.start_ns THEN " t ".id * 4 + " n " ELSE 0 END"
+#define JOIN_API(t) " LEFT JOIN api_call a ON a.id = " t ".api_id"
+static const char *const GPU_SQL[2][3] = {
+    {KERNEL_SQL("0", ""), MEMCPY_SQL("0", ""), MEMSET_SQL("0", "")},
+    {KERNEL_SQL(FLOW_IF("k", "IN ('launch', 'graph_launch')", "1"), JOIN_API("k")),
+     MEMCPY_SQL(FLOW_IF("m", "= 'memcpy'", "2"), JOIN_API("m")),
+     MEMSET_SQL(FLOW_IF("z", "= 'memset'", "3"), JOIN_API("z"))},
 };
 
 struct wl_gpu_cursor {
@@ -75,8 +75,7 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, char *err, size_t err_
                         "SELECT CASE WHEN demangled <> '' THEN demangled ELSE mangled END, short_name FROM kernel_name"
                         " WHERE id = ?1 AND ?2 = 0");
     for (int i = 0; rc == 0 && i < 3; i++) {
-        rc = sqlite3_prepare_v3(c->db, GPU_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &c->src[i].st, NULL);
-        sqlite3_bind_int(c->src[i].st, 1, linked); /* 0: the api_call join looks nothing up */
+        rc = sqlite3_prepare_v3(c->db, GPU_SQL[linked][i], -1, SQLITE_PREPARE_PERSISTENT, &c->src[i].st, NULL);
         c->src[i].nkeys = 1;
     }
     if (rc) {
@@ -124,24 +123,25 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_g
     it->name[0] = it->short_name[0] = it->copy_kind[0] = it->src_kind[0] = it->dst_kind[0] = 0;
     it->bytes = 0;
     it->gbps = 0;
+    it->name_id = -1;
     if (kind == WL_GPU_KERNEL) {
-        const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, sqlite3_column_int64(st, 10), 0);
+        it->name_id = sqlite3_column_int64(st, 10);
+        const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, it->name_id, 0);
         if (!sl)
             return -1;
         wl_cur_copy_str(it->name, sizeof it->name, sl->s1);
         wl_cur_copy_str(it->short_name, sizeof it->short_name, sl->s2);
         for (int i = 0; i < 3; i++) {
-            it->grid[i] = sqlite3_column_int(st, 12 + i);
-            it->block[i] = sqlite3_column_int(st, 15 + i);
+            it->grid[i] = sqlite3_column_int(st, 11 + i);
+            it->block[i] = sqlite3_column_int(st, 14 + i);
         }
-        it->cluster_size = sqlite3_column_int(st, 18);
-        it->registers = sqlite3_column_int(st, 19);
-        it->static_smem = sqlite3_column_int(st, 20);
-        it->dynamic_smem = sqlite3_column_int(st, 21);
-        it->smem_limit_config = sqlite3_column_int(st, 22);
-        it->carveout = sqlite3_column_int(st, 23);
-        it->queue_delay_ns = sqlite3_column_int64(st, 24);
-        it->submit_delay_ns = sqlite3_column_int64(st, 25);
+        it->cluster_size = sqlite3_column_int(st, 17);
+        it->registers = sqlite3_column_int(st, 18);
+        it->static_smem = sqlite3_column_int(st, 19);
+        it->dynamic_smem = sqlite3_column_int(st, 20);
+        it->smem_limit_config = sqlite3_column_int(st, 21);
+        it->carveout = sqlite3_column_int(st, 22);
+        it->queue_delay_ns = sqlite3_column_int64(st, 23);
     } else if (kind == WL_GPU_MEMCPY) {
         wl_cur_text_col(st, 10, it->copy_kind, sizeof it->copy_kind);
         wl_cur_text_col(st, 11, it->src_kind, sizeof it->src_kind);

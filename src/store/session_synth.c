@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/atomic_file.h"
+#include "store/schema.h"
 #include "store/session_writer.h"
 
 #define PID 4242
@@ -364,6 +365,8 @@ static int fill(synth *y, const wl_synth_options *o, char *err, size_t n)
              (unsigned long long)o->kernels, (unsigned long long)T0, (unsigned long long)end + 1000000);
     if (y->failed)
         return fail(db, err, n, "insert");
+    if (sqlite3_exec(db, WL_FLOW_LINK_SQL, NULL, NULL, NULL) != SQLITE_OK)
+        return fail(db, err, n, "flow links");
     if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
         return fail(db, err, n, "process");
     return 0;

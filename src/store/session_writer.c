@@ -180,7 +180,8 @@ int wl_session_writer_finish(wl_session_writer *w, char *err, size_t err_size)
         sqlite3_finalize(w->st[i]);
         w->st[i] = NULL;
     }
-    if (wl_store_exec(w, LINK_SQL, err, err_size) || wl_session_writer_meta(w, "complete", complete) ||
+    if (wl_store_exec(w, LINK_SQL, err, err_size) || wl_store_exec(w, WL_FLOW_LINK_SQL, err, err_size) ||
+        wl_session_writer_meta(w, "complete", complete) ||
         wl_store_exec(w, "DROP TABLE temp.extcorr; COMMIT; PRAGMA optimize;", err, err_size)) {
         wl_session_writer_abort(w);
         return -1;
