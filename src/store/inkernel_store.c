@@ -10,14 +10,6 @@
 
 static const char *const KIND_NAMES[] = {"slice", "instant", "unmatched_begin", "unmatched_end"};
 
-static sqlite3_stmt *fresh(wl_session_writer *w, enum stmt_id id)
-{
-    sqlite3_stmt *s = w->st[id];
-    sqlite3_reset(s);
-    sqlite3_clear_bindings(s);
-    return s;
-}
-
 static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v, int present)
 {
     if (present)
@@ -29,7 +21,7 @@ static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v, int present)
 int wl_session_writer_kernel_span(wl_session_writer *w, uint32_t pid, uint32_t correlation_id, int64_t *kernel_id,
                                   uint64_t *start_ns, uint64_t *end_ns)
 {
-    sqlite3_stmt *s = fresh(w, S_IK_KERNEL_SPAN);
+    sqlite3_stmt *s = wl_writer_stmt(w, S_IK_KERNEL_SPAN);
     sqlite3_bind_int64(s, 1, pid);
     sqlite3_bind_int64(s, 2, correlation_id);
     int rc = sqlite3_step(s);
@@ -47,7 +39,7 @@ int wl_session_writer_kernel_span(wl_session_writer *w, uint32_t pid, uint32_t c
 
 int wl_session_writer_inkernel_begin(wl_session_writer *w, wl_iks_buffer *b, char *err, size_t err_size)
 {
-    sqlite3_stmt *s = fresh(w, S_IK_BUFFER);
+    sqlite3_stmt *s = wl_writer_stmt(w, S_IK_BUFFER);
     int i = 1;
     sqlite3_bind_int64(s, i++, b->pid);
     sqlite3_bind_int64(s, i++, b->correlation_id);
@@ -85,7 +77,7 @@ int wl_session_writer_inkernel_begin(wl_session_writer *w, wl_iks_buffer *b, cha
 
 int wl_session_writer_inkernel_name(wl_session_writer *w, const char *kind, uint32_t id, const char *name)
 {
-    sqlite3_stmt *s = fresh(w, S_IK_NAME);
+    sqlite3_stmt *s = wl_writer_stmt(w, S_IK_NAME);
     sqlite3_bind_int64(s, 1, w->ik_buffer);
     sqlite3_bind_text(s, 2, kind, -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 3, id);
@@ -99,7 +91,7 @@ int wl_session_writer_inkernel_name(wl_session_writer *w, const char *kind, uint
 
 int wl_session_writer_inkernel_event(wl_session_writer *w, const wl_iks_event *e)
 {
-    sqlite3_stmt *s = fresh(w, S_IK_EVENT);
+    sqlite3_stmt *s = wl_writer_stmt(w, S_IK_EVENT);
     sqlite3_bind_int64(s, 1, w->ik_buffer);
     sqlite3_bind_text(s, 2, KIND_NAMES[e->kind & 3], -1, SQLITE_STATIC);
     sqlite3_bind_int64(s, 3, e->block);
@@ -128,17 +120,11 @@ int wl_session_writer_inkernel_end(wl_session_writer *w, char *err, size_t err_s
 
 /* ---- reading ------------------------------------------------------------------------------- */
 
-static int has_inkernel_tables(sqlite3 *db)
-{
-    return wl_sql_scalar_u64(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
-                                 "'inkernel_buffer'") == 1;
-}
-
 int wl_session_inkernel_buffers(wl_session *s, wl_iks_buffer **out, size_t *n)
 {
     *out = NULL;
     *n = 0;
-    if (!has_inkernel_tables(s->db))
+    if (!wl_sql_has_table(s->db, "inkernel_buffer"))
         return 0;
     static const char sql[] =
         "SELECT b.id, b.pid, b.correlation_id, b.device_id, coalesce(b.kernel_id, 0), b.words, b.num_blocks,"
@@ -213,7 +199,7 @@ int wl_session_inkernel_buffers(wl_session *s, wl_iks_buffer **out, size_t *n)
 int64_t wl_session_inkernel_each_event(wl_session *s, int64_t buffer_id,
                                        int (*fn)(const wl_iks_event *, void *), void *arg)
 {
-    if (!has_inkernel_tables(s->db))
+    if (!wl_sql_has_table(s->db, "inkernel_buffer"))
         return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db,
@@ -252,7 +238,7 @@ int64_t wl_session_inkernel_each_event(wl_session *s, int64_t buffer_id,
 int wl_session_inkernel_each_name(wl_session *s, int64_t buffer_id,
                                   void (*fn)(const char *kind, uint32_t id, const char *name, void *), void *arg)
 {
-    if (!has_inkernel_tables(s->db))
+    if (!wl_sql_has_table(s->db, "inkernel_buffer"))
         return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT kind, id, name FROM inkernel_name WHERE buffer_id = ? ORDER BY kind, id",

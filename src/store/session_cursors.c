@@ -342,13 +342,8 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
     char nvtx[512], scope[512], timer[512];
     snprintf(nvtx, sizeof nvtx, "%s%s", NVTX_SQL, by_start ? BY_START : BY_THREAD);
     snprintf(scope, sizeof scope, "%s%s", SCOPE_SQL, by_start ? BY_START : BY_THREAD);
-    int has_timers = 0;
+    int has_timers = wl_sql_has_table(c->db, "timer");
     sqlite3_stmt *probe = NULL;
-    if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'timer'", -1, &probe,
-                           NULL) == SQLITE_OK) {
-        has_timers = sqlite3_step(probe) == SQLITE_ROW;
-        sqlite3_finalize(probe);
-    }
     snprintf(timer, sizeof timer, "%s%s", has_timers ? TIMER_SQL : NO_TIMER_SQL, by_start ? BY_START : BY_THREAD);
     /* sessions imported before api_call.flow_id existed lack the column: join as they always did */
     if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM pragma_table_info('api_call') WHERE name = 'flow_id'", -1, &probe,

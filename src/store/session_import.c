@@ -69,13 +69,15 @@ const char *const WL_IMPORT_SQL[S_COUNT] = {
 
 /* ---- binding helpers ------------------------------------------------------------------------ */
 
-sqlite3_stmt *wl_imp_begin(import_ctx *c, enum stmt_id id)
+sqlite3_stmt *wl_writer_stmt(wl_session_writer *w, enum stmt_id id)
 {
-    sqlite3_stmt *s = c->w->st[id];
+    sqlite3_stmt *s = w->st[id];
     sqlite3_reset(s);
     sqlite3_clear_bindings(s);
     return s;
 }
+
+sqlite3_stmt *wl_imp_begin(import_ctx *c, enum stmt_id id) { return wl_writer_stmt(c->w, id); }
 
 int wl_imp_step(import_ctx *c, sqlite3_stmt *s)
 {

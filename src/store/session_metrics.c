@@ -10,19 +10,6 @@
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *s;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &s, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(s) == SQLITE_ROW;
-        sqlite3_finalize(s);
-    }
-    return found;
-}
-
 static int add_group(wl_metric_set *m, int64_t key, const char *const *names, int *cap)
 {
     if (m->ngroups == *cap) {
@@ -46,7 +33,7 @@ static int add_group(wl_metric_set *m, int64_t key, const char *const *names, in
 int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set *m)
 {
     memset(m, 0, sizeof *m);
-    if (!has_table(s->db, "kernel_metric") || !has_table(s->db, "metric"))
+    if (!wl_sql_has_table(s->db, "kernel_metric") || !wl_sql_has_table(s->db, "metric"))
         return 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT max(num_passes), (SELECT status FROM metric_config WHERE status IS NOT NULL"

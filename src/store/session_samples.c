@@ -14,11 +14,7 @@
     " coalesce(sm_clock_mhz, -1), coalesce(mem_clock_mhz, -1), coalesce(power_mw, -1),"                      \
     " coalesce(temperature_c, -1), coalesce(memory_used_bytes, -1), coalesce(energy_mj, -1) FROM device_sample"
 
-static int has_table(wl_session *s)
-{
-    return wl_sql_scalar_u64(s->db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'device_sample'")
-           != 0;
-}
+static int has_table(wl_session *s) { return wl_sql_has_table(s->db, "device_sample"); }
 
 int wl_session_has_device_samples(wl_session *s)
 {

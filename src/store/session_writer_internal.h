@@ -57,6 +57,8 @@ int wl_store_set_err(char *err, size_t n, const char *fmt, ...) __attribute__((f
 int wl_store_exec(wl_session_writer *w, const char *sql, char *err, size_t n);
 
 /* binding helpers (session_import.c) */
+/* The writer's prepared statement `id`, reset and unbound, ready for its next row. */
+sqlite3_stmt *wl_writer_stmt(wl_session_writer *w, enum stmt_id id);
 sqlite3_stmt *wl_imp_begin(import_ctx *c, enum stmt_id id);
 int wl_imp_step(import_ctx *c, sqlite3_stmt *s);
 void wl_imp_bind_u64(sqlite3_stmt *s, int i, uint64_t v);

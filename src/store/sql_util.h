@@ -10,5 +10,8 @@
 void wl_sql_text_col(sqlite3_stmt *st, int col, char *out, size_t n);
 /* The first column of the first row of sql as an integer; 0 when there is none or sql fails. */
 uint64_t wl_sql_scalar_u64(sqlite3 *db, const char *sql);
+/* 1 when the database has a table of that name. Tables added within schema version 1 (timer,
+ * in-kernel, metrics, device samples) are missing from older sessions: readers ask first. */
+int wl_sql_has_table(sqlite3 *db, const char *name);
 
 #endif
