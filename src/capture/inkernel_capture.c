@@ -40,28 +40,20 @@ static char g_dir[4096];
 static _Thread_local int t_pending; /* slot index + 1 of this thread's registration */
 _Thread_local int wl_internal_calls;
 
-/* correlation ids of the recorder's own calls (a short ring; ids are looked up shortly after) */
-#define INTERNAL_IDS 1024
+/* Correlation ids of the recorder's own calls, direct-mapped by their low bits: the writer thread
+ * asks for every kernel and copy record, so a look-up is one load. Ids are consecutive, so the
+ * calls of one collect never evict each other; an id is only replaced 4096 calls later. */
+#define INTERNAL_IDS 4096u
 static atomic_uint g_internal[INTERNAL_IDS];
-static atomic_uint g_internal_next;
 
 void wl_internal_corr_add(uint32_t id)
 {
-    unsigned i = atomic_fetch_add(&g_internal_next, 1u);
-    atomic_store_explicit(&g_internal[i % INTERNAL_IDS], id, memory_order_release);
+    atomic_store_explicit(&g_internal[id % INTERNAL_IDS], id, memory_order_release);
 }
 
 int wl_internal_corr_is(uint32_t id)
 {
-    unsigned n = atomic_load_explicit(&g_internal_next, memory_order_acquire);
-    if (n == 0 || id == 0)
-        return 0;
-    if (n > INTERNAL_IDS)
-        n = INTERNAL_IDS;
-    for (unsigned i = 0; i < n; i++)
-        if (atomic_load_explicit(&g_internal[i], memory_order_relaxed) == id)
-            return 1;
-    return 0;
+    return id != 0 && atomic_load_explicit(&g_internal[id % INTERNAL_IDS], memory_order_acquire) == id;
 }
 
 void wl_inkernel_init(const char *capture_path)
