@@ -330,6 +330,13 @@ static void test_shift_and_place(void)
     CHECK_EQ_INT(pl.delta_ns, (int64_t)(7ull << 32) + c);
     CHECK_EQ_INT(pl.feasible_lo_ns, (int64_t)kstart - 1000);
     CHECK_EQ_INT(pl.feasible_hi_ns, (int64_t)kend - 3000);
+    /* a calibration 50 ns past the feasible interval, within its 100 ns uncertainty: kept as
+     * calibrated but moved onto the bound, so no event leaves the kernel */
+    cal.realtime_minus_globaltimer_ns = c + 900 + 50; /* feasible_hi = 7 * 2^32 + c + 900 */
+    CHECK_EQ_INT(wl_ik_place(&r, kstart, kend, &cal, &pl, &err), 0);
+    CHECK_EQ_INT(pl.method, WL_IK_PLACE_CALIBRATED);
+    CHECK_EQ_INT(pl.delta_ns, pl.feasible_hi_ns);
+    CHECK_EQ_INT(pl.clamp_ns, -50);
     /* a calibration 50 us off is clamped into what the kernel record allows */
     cal.realtime_minus_globaltimer_ns = c + 50000;
     CHECK_EQ_INT(wl_ik_place(&r, kstart, kend, &cal, &pl, &err), 0);

@@ -81,6 +81,12 @@ int wl_ik_place(const wl_ik_result *r, uint64_t kernel_start_ns, uint64_t kernel
             out->clamp_ns = target - delta;
             out->uncertainty_ns = (uint64_t)(hi - lo);
             delta = target;
+        } else if (delta < lo || delta > hi) {
+            /* agrees within its uncertainty but would put events just outside the kernel: move to
+             * the nearest bound (still CALIBRATED; the move is in clamp_ns) */
+            target = delta < lo ? lo : hi;
+            out->clamp_ns = target - delta;
+            delta = target;
         }
     }
     out->delta_ns = delta;
