@@ -242,8 +242,12 @@ enum wlcap_metric_type { WLCAP_METRIC_COUNTER = 0, WLCAP_METRIC_RATIO = 1, WLCAP
 typedef struct wlcap_metric_def {
     uint32_t metric_id, name_str, unit_str, metric_type;
     uint32_t device_id, num_passes;
-    uint32_t pad[2];
+    uint32_t replay; /* wlcap_metric_replay; 0 in captures made before it was recorded */
+    uint32_t pad;
 } wlcap_metric_def;
+/* How the values were collected: kernel replay (each kernel re-run once per pass; CUPTI then gives
+ * kernel records no timestamps) or, for a one-pass set, as the kernels ran. */
+enum wlcap_metric_replay { WLCAP_METRIC_REPLAY_UNKNOWN = 0, WLCAP_METRIC_REPLAY_KERNEL = 1, WLCAP_METRIC_REPLAY_NONE = 2 };
 static_assert(sizeof(wlcap_metric_def) == 32, "wlcap_metric_def layout");
 
 /* METRIC_RANGE: up to WLCAP_METRIC_CHUNK values of one profiled range (auto range = one kernel

@@ -97,7 +97,7 @@ const char *const WL_SCHEMA_SQL =
     /* hardware metrics (`warplens run --metrics`); sessions made before them lack these tables */
     "CREATE TABLE metric (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, unit TEXT, metric_type TEXT);\n"
     "CREATE TABLE metric_config (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, num_passes INTEGER,\n"
-    "  status TEXT, PRIMARY KEY (pid, device_id));\n"
+    "  status TEXT, replay TEXT, PRIMARY KEY (pid, device_id));\n"
     "CREATE TABLE kernel_metric (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, range_index INTEGER NOT NULL,\n"
     "  correlation_id INTEGER NOT NULL, kernel_id INTEGER, metric_id INTEGER NOT NULL REFERENCES metric(id),\n"
     "  value REAL);\n"

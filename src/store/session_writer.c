@@ -154,7 +154,8 @@ static const char *const LINK_SQL =
     "  WHERE a.category = 'sync' AND NOT EXISTS (SELECT 1 FROM sync s WHERE s.pid = a.pid);\n"
     "INSERT INTO lost (pid, source, count, detail) SELECT pid, 'kernel_no_timestamp', count(*),\n"
     "  'kernel records without start/end (CUPTI device buffers ran out)' FROM kernel\n"
-    "  WHERE has_timestamps = 0 GROUP BY pid;\n"
+    "  WHERE has_timestamps = 0 AND pid NOT IN (SELECT pid FROM metric_config WHERE replay = 'kernel')\n"
+    "  GROUP BY pid;\n" /* kernel replay: CUPTI never times replayed kernels; nothing was lost */
     "INSERT OR IGNORE INTO thread (pid, tid, name, name_source)\n"
     "  SELECT DISTINCT pid, tid, NULL, 'none' FROM api_call;\n";
 
