@@ -122,6 +122,14 @@ void wl_pc_names_batch_free(wl_pc_names_batch *b)
     b->cap = 0;
 }
 
+void wl_pc_names_stats(unsigned *kept, int *fresh_seen)
+{
+    pthread_mutex_lock(&g_lock);
+    *kept = g_nnames;
+    *fresh_seen = g_fresh_seen;
+    pthread_mutex_unlock(&g_lock);
+}
+
 void wl_pc_names_release_all(void)
 {
     pthread_mutex_lock(&g_lock);

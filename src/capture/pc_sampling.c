@@ -75,6 +75,11 @@ static pthread_mutex_t g_setup = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_defs_ready;
 static _Atomic uint64_t g_dropped_samples, g_ring_lost, g_overflows;
 static wl_mpsc g_ring;
+/* WARPLENS_PC_DEBUG=1: one line at the end with what CUPTI did (calls, records, where they came
+ * from, names), to check this file's assumptions about CUPTI on a new GPU or CUDA version */
+static int g_debug;
+static _Atomic uint64_t g_st_calls, g_st_pcs, g_st_config_pcs, g_st_samples, g_st_cupti_total, g_st_exits,
+    g_st_exits_with_data, g_st_max_rounds;
 static atomic_flag g_overflow_once = ATOMIC_FLAG_INIT, g_unknown_once = ATOMIC_FLAG_INIT,
                    g_rounds_once = ATOMIC_FLAG_INIT, g_ring_once = ATOMIC_FLAG_INIT;
 
@@ -148,6 +153,8 @@ int wl_stalls_init(void)
             wl_log("WARPLENS_PC_PERIOD=%s is not valid (%d..%d); using %u", p, WL_PC_PERIOD_MIN, WL_PC_PERIOD_MAX,
                    g_period);
     }
+    const char *dbg = getenv("WARPLENS_PC_DEBUG");
+    g_debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     if (wl_mpsc_init(&g_ring, RING_CAPACITY, sizeof(wlcap_kernel_stall)) != 0) {
         wl_log("out of memory for the stall ring; tracing continues without stall samples");
         return 0;
@@ -365,6 +372,8 @@ static void take(pctx *m, CUpti_PCSamplingData *d)
                 continue;
             }
             add(m, pc->correlationId, idx, s);
+            if (g_debug)
+                atomic_fetch_add(&g_st_samples, s);
         }
         wl_pc_names_note(&m->names, pc->cubinCrc, pc->functionIndex, pc->functionName);
         pc->functionName = NULL;
@@ -395,6 +404,14 @@ static void collect(pctx *m)
         gp.ctx = m->ctx;
         gp.pcSamplingData = &m->out;
         CUptiResult st = cuptiPCSamplingGetData(&gp);
+        if (g_debug) {
+            atomic_fetch_add(&g_st_calls, 1);
+            atomic_fetch_add(&g_st_pcs, m->out.totalNumPcs);
+            atomic_fetch_add(&g_st_cupti_total, m->out.totalSamples);
+            uint64_t r = (uint64_t)round + 1, cur = atomic_load(&g_st_max_rounds);
+            while (r > cur && !atomic_compare_exchange_weak(&g_st_max_rounds, &cur, r))
+                ;
+        }
         if (st == CUPTI_ERROR_OUT_OF_MEMORY && m->out.hardwareBufferFull) {
             /* samples were lost in the hardware; what CUPTI still has comes with later calls */
             atomic_fetch_add(&g_overflows, 1);
@@ -432,8 +449,11 @@ static void teardown(pctx *m, int records)
         CUptiResult st = cuptiPCSamplingDisable(&dp);
         if (st != CUPTI_SUCCESS)
             wl_log("PC sampling: disabling it on GPU %u failed: %s", m->device_id, result_text(st));
-        else if (records && m->config.pPcData && m->config.totalNumPcs && m->agg)
+        else if (records && m->config.pPcData && m->config.totalNumPcs && m->agg) {
+            if (g_debug)
+                atomic_fetch_add(&g_st_config_pcs, m->config.totalNumPcs);
             take(m, &m->config);
+        }
     }
     free_data(&m->config);
     free_data(&m->out);
@@ -492,7 +512,13 @@ void wl_stalls_launch(uint32_t cbid, const void *data)
         return;
     pthread_mutex_lock(&m->lock);
     if (m->state == P_RUNNING) {
+        uint64_t before = g_debug ? atomic_load(&g_st_pcs) : 0;
         collect(m);
+        if (g_debug) {
+            atomic_fetch_add(&g_st_exits, 1);
+            if (atomic_load(&g_st_pcs) != before)
+                atomic_fetch_add(&g_st_exits_with_data, 1);
+        }
         if (m->state != P_RUNNING)
             teardown(m, 1);
     }
@@ -536,6 +562,20 @@ void wl_stalls_stop(void)
         pthread_mutex_unlock(&g_setup);
         if (live)
             finish(&g_ctx[i]);
+    }
+    if (g_debug) {
+        unsigned kept = 0;
+        int fresh = 0;
+        wl_pc_names_stats(&kept, &fresh);
+        wl_log("PC sampling debug: %llu GetData calls (at most %llu in one flush), %llu PC records (+%llu left in the"
+               " configuration buffer at Disable), %llu samples over all reasons (CUPTI's totalSamples: %llu), records"
+               " found at %llu of %llu launch exits, function names: %u kept, %s",
+               (unsigned long long)g_st_calls, (unsigned long long)g_st_max_rounds, (unsigned long long)g_st_pcs,
+               (unsigned long long)g_st_config_pcs, (unsigned long long)g_st_samples,
+               (unsigned long long)g_st_cupti_total, (unsigned long long)g_st_exits_with_data,
+               (unsigned long long)g_st_exits, kept,
+               fresh ? "CUPTI hands out a fresh copy per call (freed per batch)"
+                     : "CUPTI hands out each one once (freed at the end)");
     }
     wl_pc_names_release_all();
 }

@@ -158,6 +158,7 @@ void wl_pc_names_note(wl_pc_names_batch *b, uint64_t cubin_crc, uint32_t functio
 void wl_pc_names_end_batch(wl_pc_names_batch *b);  /* frees the batch's fresh copies */
 void wl_pc_names_batch_free(wl_pc_names_batch *b);
 void wl_pc_names_release_all(void);                /* the kept names, after PC sampling ended */
+void wl_pc_names_stats(unsigned *kept, int *fresh_seen); /* for WARPLENS_PC_DEBUG */
 
 /* recorder state */
 enum wl_state { WL_STATE_OFF = 0, WL_STATE_RUNNING, WL_STATE_STOPPED, WL_STATE_FORKED_CHILD };

@@ -45,6 +45,16 @@ done
 [ "$(grep -c "hardware buffer filled up on GPU 1" fresh.err)" = 1 ] && ok || bad "overflow line"
 [ "$(wc -l <fresh.err)" = 4 ] && ok || bad "more recorder lines than expected: $(cat fresh.err)"
 
+# --- WARPLENS_PC_DEBUG: the end-of-run line about what CUPTI did (for checking it on a real GPU) ------
+for names in fresh shared; do
+    WARPLENS_PC_DEBUG=1 FAKE_PCS_NAMES=$names "$DRV" dbg.wlcap >/dev/null 2>dbg.err
+    want="PC sampling debug: 6 GetData calls (at most 2 in one flush), 3021 PC records (+2 left in the configuration"
+    want="$want buffer at Disable), 19208 samples over all reasons (CUPTI's totalSamples: 0), records found at 2 of 3"
+    want="$want launch exits, function names: 2 kept, "
+    [ $names = fresh ] && want="${want}CUPTI hands out a fresh copy per call" || want="${want}CUPTI hands out each one once"
+    grep -qF "$want" dbg.err && ok || bad "debug line ($names): $(grep debug dbg.err)"
+done
+
 # --- the views on that session --------------------------------------------------------------------
 "$W" kernels fresh.wlsession --stalls >k.txt 2>&1 && ok || bad "kernels --stalls: $(cat k.txt)"
 grep -q "^     1       1      12000  fake_chase" k.txt && ok || bad "chase row: $(cat k.txt)"

@@ -6,7 +6,9 @@
 //          load, so the dominant reason must be long_scoreboard
 //   fma    a dependent FMA chain, one warp per SM: each FMA waits for the previous one's fixed
 //          latency, so the dominant reason must be wait
-// Each kernel runs 3 times on each of two streams. Also checked: sampling ran (no status line,
+// Each kernel runs 3 times on each of two streams. The run sets WARPLENS_PC_DEBUG, so the recorder's
+// last line says what CUPTI did (GetData calls, records at launch exits and in the configuration
+// buffer, how CUPTI hands out function names): compare it with docs/recorder.md. Also checked: sampling ran (no status line,
 // the period asked for), every launch has samples tied to it, none lost, no sample left without a
 // kernel, the kernels kept their timestamps, and the CLI views show the reasons.
 // The expected names below are CUPTI's for Hopper as far as known; every name the GPU reports is
@@ -223,7 +225,9 @@ static int checker(const char *warplens, const char *self)
     char session[256], log[256], cmd[8192], d[512];
     snprintf(session, sizeof session, "%s/s.wlsession", dir);
     snprintf(log, sizeof log, "%s/run.log", dir);
-    snprintf(cmd, sizeof cmd, "'%s' run -o '%s' --stalls --pc-period %d -- '%s' --workload > '%s' 2>&1", warplens,
+    /* WARPLENS_PC_DEBUG: the recorder's line about what CUPTI did, printed with the run's output */
+    snprintf(cmd, sizeof cmd,
+             "WARPLENS_PC_DEBUG=1 '%s' run -o '%s' --stalls --pc-period %d -- '%s' --workload > '%s' 2>&1", warplens,
              session, PERIOD, self, log);
     int st = system(cmd);
     int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
