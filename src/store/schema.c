@@ -105,6 +105,13 @@ const char *const WL_SCHEMA_SQL =
     "  window_start_ns INTEGER NOT NULL, gpu_util_pct INTEGER, mem_util_pct INTEGER, sm_clock_mhz INTEGER,\n"
     "  mem_clock_mhz INTEGER, power_mw INTEGER, temperature_c INTEGER, memory_used_bytes INTEGER,\n"
     "  energy_mj INTEGER);\n"
+    /* warp stall reasons (`warplens run --stalls`); sessions made before them lack these tables */
+    "CREATE TABLE stall_reason (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
+    "CREATE TABLE stall_config (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, period_log2 INTEGER,\n"
+    "  status TEXT, PRIMARY KEY (pid, device_id));\n"
+    "CREATE TABLE kernel_stall (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, correlation_id INTEGER NOT NULL,\n"
+    "  kernel_id INTEGER, reason_id INTEGER NOT NULL REFERENCES stall_reason(id), samples INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (pid, device_id, correlation_id, reason_id));\n"
     "CREATE INDEX kernel_by_name ON kernel(name_id);\n"
     "CREATE INDEX kernel_by_start ON kernel(start_ns);\n"
     "CREATE INDEX kernel_by_corr ON kernel(pid, correlation_id);\n"

@@ -142,6 +142,12 @@ static const char *const LINK_SQL =
     "  AND k.correlation_id = kernel_metric.correlation_id AND k.device_id = kernel_metric.device_id\n"
     "  AND (SELECT count(*) FROM kernel k2 WHERE k2.pid = k.pid AND k2.correlation_id = k.correlation_id) = 1;\n"
     "CREATE INDEX kernel_metric_by_kernel ON kernel_metric(kernel_id);\n"
+    /* warp stall samples likewise (a graph launch's kernels share one correlation id) */
+    "UPDATE kernel_stall SET kernel_id = k.id FROM kernel k\n"
+    "  WHERE kernel_stall.correlation_id != 0 AND k.pid = kernel_stall.pid\n"
+    "  AND k.correlation_id = kernel_stall.correlation_id AND k.device_id = kernel_stall.device_id\n"
+    "  AND (SELECT count(*) FROM kernel k2 WHERE k2.pid = k.pid AND k2.correlation_id = k.correlation_id) = 1;\n"
+    "CREATE INDEX kernel_stall_by_kernel ON kernel_stall(kernel_id);\n"
     "UPDATE sync SET api_id = a.id, tid = a.tid FROM api_call a\n"
     "  WHERE a.pid = sync.pid AND a.correlation_id = sync.correlation_id;\n"
     /* synchronisation waits from the sync API calls (captures before CUPTI sync records were

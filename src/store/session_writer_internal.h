@@ -49,6 +49,12 @@ typedef struct import_ctx {
      * and the metric table's row of each capture metric id */
     sqlite3_stmt *metric_st[4];
     int64_t metric_row[WLCAP_METRIC_IDS];
+    /* warp stall samples (session_import_stalls.c): statements, and the stall_reason row of each
+     * (device, reason index) the capture defined, in an open-addressing table */
+    sqlite3_stmt *stall_st[4];
+    uint64_t *stall_keys;    /* (device << 32 | index) + 1; 0 = empty */
+    int64_t *stall_rows;
+    uint32_t stall_cap, stall_used;
     char *err;
     size_t err_size;
 } import_ctx;
@@ -72,6 +78,10 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
 int wl_imp_metric_def(import_ctx *c, const wlcap_metric_def *d, size_t offset);
 int wl_imp_metric_range(import_ctx *c, const wlcap_metric_range *r, size_t offset);
 void wl_imp_metric_free(import_ctx *c);
+/* warp stall records (session_import_stalls.c) */
+int wl_imp_stall_reason(import_ctx *c, const wlcap_stall_reason *r, size_t offset);
+int wl_imp_kernel_stall(import_ctx *c, const wlcap_kernel_stall *k, size_t offset);
+void wl_imp_stall_free(import_ctx *c);
 void wl_imp_free_ctx(import_ctx *c);
 
 #endif

@@ -17,7 +17,7 @@ if ! "$CLANG" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined 
     echo "fuzz_capfile: SKIP: $CLANG cannot build libFuzzer targets ($(head -1 "$out/build.log"))"
     echo "fuzz_capfile: 0 passed, 0 failed (skipped)"; exit 0
 fi
-# seed: a small valid capture (header + string + kernel + device sample + end)
+# seed: a small valid capture (header + string + kernel + device sample + stall reason + kernel stall + end)
 python3 - "$out/corpus/seed.wlcap" <<'PY'
 import struct, sys
 hdr = b"WLCAP\x01\r\n" + struct.pack("<IIQQ", 1, 32, 42, 1)
@@ -27,6 +27,10 @@ kernel = bytearray(168); struct.pack_into("<I", kernel, 152, 1)
 rec += struct.pack("<HHI", 4, 0, 168) + bytes(kernel)
 sample = bytearray(64); struct.pack_into("<QQ", sample, 0, 2, 1)  # a DEVICE_SAMPLE (type 21)
 rec += struct.pack("<HHI", 21, 0, 64) + bytes(sample)
+s2 = b"smsp__pcsamp_warps_issue_stalled_wait"  # STALL_REASON (24) and KERNEL_STALL (25)
+rec += struct.pack("<HHI", 1, 0, 8 + len(s2)) + struct.pack("<II", 2, len(s2)) + s2
+rec += struct.pack("<HHI", 24, 0, 16) + struct.pack("<IIII", 0, 3, 2, 14)
+rec += struct.pack("<HHI", 25, 0, 24) + struct.pack("<IIIIQ", 1, 0, 3, 0, 42)
 rec += struct.pack("<HHI", 14, 0, 56) + bytes(56)
 open(sys.argv[1], "wb").write(hdr + rec)
 PY

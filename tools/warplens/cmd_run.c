@@ -29,7 +29,8 @@ typedef struct run_options {
     const char *max_buffers;
     const char *metrics;
     const char *nvml_interval;
-    int quiet, keep_capture, check_occupancy;
+    const char *pc_period;     /* --pc-period: log2 of the PC-sampling period in cycles */
+    int quiet, keep_capture, check_occupancy, stalls;
     char **argv; /* the program and its arguments */
 } run_options;
 
@@ -49,8 +50,14 @@ static void usage(FILE *out)
             "  --metrics LIST         hardware metrics per kernel (CUPTI range profiler): presets default,\n"
             "                         memory, compute, occupancy and/or CUPTI metric names, comma-separated.\n"
             "                         Kernels are serialised and replayed once per pass: timings change\n"
+            "  --stalls               warp stall reasons per kernel (CUPTI PC sampling): kernels run one at\n"
+            "                         a time, so timings change; not with --metrics (both need the GPU's\n"
+            "                         profiling hardware)\n"
+            "  --pc-period N          with --stalls: one warp sample per SM every 2^N cycles (5..31,\n"
+            "                         default %d); smaller samples short kernels better, costs more\n"
             "  -q, --quiet            print nothing but errors; the program's output is untouched\n"
-            "The exit status is the program's (128+N if it was killed by signal N).\n");
+            "The exit status is the program's (128+N if it was killed by signal N).\n",
+            WL_PC_PERIOD_DEFAULT);
 }
 
 static int parse(int argc, char **argv, run_options *o)
@@ -71,6 +78,10 @@ static int parse(int argc, char **argv, run_options *o)
             o->output = argv[++i];
         } else if (!strcmp(a, "--metrics") && has_value) {
             o->metrics = argv[++i];
+        } else if (!strcmp(a, "--stalls")) {
+            o->stalls = 1;
+        } else if (!strcmp(a, "--pc-period") && has_value) {
+            o->pc_period = argv[++i];
         } else if (!strcmp(a, "--record") && has_value) {
             o->record = argv[++i];
         } else if (!strcmp(a, "--buffer-size") && has_value) {
@@ -88,7 +99,7 @@ static int parse(int argc, char **argv, run_options *o)
         } else if (a[0] == '-') {
             fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
                     (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
-                     !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval"))
+                     !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pc-period"))
                         ? " (needs a value)"
                         : "");
             usage(stderr);
@@ -110,6 +121,24 @@ static int parse(int argc, char **argv, run_options *o)
         char err[512];
         if (wl_metrics_expand(o->metrics, names, WL_METRICS_MAX, err, sizeof err) < 0) {
             fprintf(stderr, "warplens run: --metrics: %s\n", err);
+            return -1;
+        }
+    }
+    if (o->stalls && o->metrics) {
+        fprintf(stderr, "warplens run: --stalls and --metrics cannot run together: both need the GPU's profiling"
+                        " hardware (PC sampling and the range profiler); record them in two runs\n");
+        return -1;
+    }
+    if (o->pc_period) {
+        char *end;
+        long v = strtol(o->pc_period, &end, 10);
+        if (!o->stalls) {
+            fprintf(stderr, "warplens run: --pc-period goes with --stalls\n");
+            return -1;
+        }
+        if (*end || end == o->pc_period || v < WL_PC_PERIOD_MIN || v > WL_PC_PERIOD_MAX) {
+            fprintf(stderr, "warplens run: --pc-period must be %d..%d (the period is 2^N cycles), got '%s'\n",
+                    WL_PC_PERIOD_MIN, WL_PC_PERIOD_MAX, o->pc_period);
             return -1;
         }
     }
@@ -399,6 +428,14 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_CHECK_OCCUPANCY", "1", 1);
     if (o.metrics)
         setenv("WARPLENS_METRICS", o.metrics, 1);
+    if (o.stalls) {
+        char period[16];
+        snprintf(period, sizeof period, "%s", o.pc_period ? o.pc_period : "");
+        if (!period[0])
+            snprintf(period, sizeof period, "%d", WL_PC_PERIOD_DEFAULT);
+        setenv("WARPLENS_PC_SAMPLING", "1", 1);
+        setenv("WARPLENS_PC_PERIOD", period, 1);
+    }
     uint32_t mask = 0;
     wl_record_mask_parse(o.record, &mask, NULL, 0);
     /* The recorder is also NVTX's injection library: it starts recording at the first NVTX call
@@ -448,6 +485,8 @@ int cmd_run(int argc, char **argv)
     int nmeta = 5; /* the list ends at the first NULL key */
     if (o.metrics)
         meta[nmeta++] = (session_meta_kv){"metrics", o.metrics};
+    else if (o.stalls)
+        meta[nmeta++] = (session_meta_kv){"stalls", getenv("WARPLENS_PC_PERIOD")};
     if (WIFSIGNALED(status))
         meta[nmeta++] = (session_meta_kv){"complete", "0"};
     session_build_result res;
