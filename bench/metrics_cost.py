@@ -35,6 +35,8 @@ def session_facts(path):
             if q("SELECT count(*) FROM sqlite_master WHERE name = 'kernel_metric'") else 0,
             "no_timestamp": q("SELECT count(*) FROM kernel WHERE has_timestamps = 0"),
             "lost": q("SELECT coalesce(sum(count), 0) FROM lost"),
+            "passes": con.execute("SELECT max(num_passes) || ' (' || coalesce(max(replay), '?') || ')' FROM"
+                                  " metric_config").fetchone()[0],
         }
     finally:
         con.close()
@@ -71,10 +73,8 @@ def main():
             p = subprocess.CompletedProcess(cmd, -1, "", f"timed out after {a.case_timeout} s")
         wall = time.monotonic() - t0
         m = re.search(r"us_per_kernel=([0-9.]+)", p.stdout)
-        passes = re.search(r"(\d+) metrics in (\d+) (?:replay )?pass", p.stderr)
         facts = session_facts(session) if metrics is not None and p.returncode == 0 else {}
-        row = (label, n, mib, float(m.group(1)) if m else float("nan"), wall,
-               passes.group(2) if passes else "-", facts)
+        row = (label, n, mib, float(m.group(1)) if m else float("nan"), wall, facts.pop("passes", None) or "-", facts)
         rows.append(row)
         print(f"{label:45s} n={n:6d} us/kernel={row[3]:10.1f} wall={wall:7.1f}s passes={row[5]} {facts}"
               + ("" if p.returncode == 0 else f" FAILED rc={p.returncode}: {p.stderr[-400:]}"), flush=True)
@@ -85,7 +85,7 @@ def main():
         f.write(f"# Hardware metrics: host time per kernel ({now}, {dev})\n\n")
         f.write(f"`python3 bench/metrics_cost.py .carry/build OUT --scale {a.scale}` — one-warp FMA kernels"
                 " back to back, time of the launch loop + final sync divided by kernels.\n\n")
-        f.write("| case | kernels | passes | µs per kernel | wall s | kernels with metrics | no timestamp | lost |\n")
+        f.write("| case | kernels | passes (replay) | µs per kernel | wall s | kernels with metrics | no timestamp | lost |\n")
         f.write("|---|---:|---:|---:|---:|---:|---:|---:|\n")
         for label, n, mib, us, wall, passes, facts in rows:
             f.write(f"| {label} | {n} | {passes} | {us:.1f} | {wall:.1f} | {facts.get('with_metrics', '-')} |"

@@ -69,6 +69,8 @@ def main():
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--suites", default="c,torch", help="which loops to run: c, torch or both")
     ap.add_argument("--cpus", default="2-5", help="taskset CPU list every mode runs on")
+    ap.add_argument("--lean", action="store_true",
+                    help="only the modes the targets compare (unprofiled, floor, warplens run, torch.profiler)")
     ap.add_argument("--breakdown", action="store_true",
                     help="also run warplens with parts of the recording switched off")
     a = ap.parse_args()
@@ -117,10 +119,14 @@ def main():
     except OSError:
         gpu = "unknown"
     lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
-              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}` (modes interleaved, their order rotated every "
+              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}{' --lean' if a.lean else ''}` (modes interleaved, their order rotated every "
               f"round; each run reports the median over segments; added = median over the {a.reps} rounds of the "
               f"mode's time minus the same round's unprofiled time; "
               f"OMP_NUM_THREADS={base_env['OMP_NUM_THREADS']}).", ""]
+    if a.lean:
+        for modes in suites.values():
+            for m in ["floor + empty CUPTI API callbacks", "warplens run --record kernels"]:
+                modes.pop(m, None)
     ok = True
     wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
     suites = {k: v for k, v in suites.items() if any(wanted.get(w) == k for w in a.suites.split(","))}
@@ -159,9 +165,11 @@ def main():
         wlc = added["warplens run"]
         r_floor = wlc / fl if fl > 0 else float("inf")
         lines += [f"warplens added cost / floor added cost = {wlc:+.3f} / {fl:+.3f} = {r_floor:.2f} (target <= 1.25)"]
-        fcb = added["floor + empty CUPTI API callbacks"]
-        lines.append(f"warplens added cost / (floor + empty API callbacks) added cost = "
-                     f"{(wlc / fcb if fcb > 0 else float('inf')):.2f} (what the recorder adds beyond CUPTI's own callback)")
+        if "floor + empty CUPTI API callbacks" in added:
+            fcb = added["floor + empty CUPTI API callbacks"]
+            lines.append(f"warplens added cost / (floor + empty API callbacks) added cost = "
+                         f"{(wlc / fcb if fcb > 0 else float('inf')):.2f} (what the recorder adds beyond CUPTI's own"
+                         " callback)")
         ok &= r_floor <= 1.25
         tp = [added[m] for m in modes if m.startswith("torch.profiler")]
         if tp:

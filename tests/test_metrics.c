@@ -348,6 +348,56 @@ static void test_old_session(void)
     wl_session_close(s);
 }
 
+/* A real session: the demo under `--metrics default` on the H100 (4 passes, kernel replay; two
+ * worker threads on two streams with a scope and NVTX range per batch, plus graph replays). */
+static void test_h100_session(void)
+{
+    const char *data = getenv("WARPLENS_TEST_DATA");
+    char path[600], err[512];
+    snprintf(path, sizeof path, "%s/metrics-h100.wlsession", data ? data : "tests/data");
+    wl_session *s = wl_session_open(path, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    wl_metric_set m;
+    CHECK(wl_session_metrics(s, WL_METRICS_BY_NAME, &m) == 0);
+    CHECK_EQ_INT(m.n, 25);
+    CHECK_EQ_INT(m.max_passes, 4);
+    CHECK_EQ_INT(m.kernel_replay, 1);
+    CHECK_EQ_INT((int)m.ranges, 48); /* 2 threads x 8 batches x 3 kernels; graph launches unprofiled */
+    CHECK_EQ_INT((int)m.unlinked, 0);
+    CHECK_EQ_INT(m.ngroups, 3);
+    int ffma = -1;
+    for (int i = 0; i < m.n; i++)
+        if (!strcmp(m.names[i], FFMA))
+            ffma = i;
+    CHECK(ffma >= 0);
+    /* analytical FFMA counts per launch, exactly: tiled_matmul 512^3, scale_bias one per element of
+     * 512^2, block_sum none; the three names' sums over 16 launches each */
+    int seen = 0;
+    for (int g = 0; g < m.ngroups && ffma >= 0; g++) {
+        const wl_metric_acc *a = &m.accs[g];
+        CHECK_EQ_INT((int)a->kernels, 16);
+        double v = wl_metric_acc_value(a, ffma);
+        seen |= (v == 16.0 * 512 * 512 * 512) << 0 | (v == 16.0 * 512 * 512) << 1 | (v == 0) << 2;
+    }
+    CHECK_EQ_INT(seen, 7);
+    wl_metric_set_free(&m);
+    /* per scope: each batch scope holds its three kernels */
+    CHECK(wl_session_metrics(s, WL_METRICS_BY_SCOPE, &m) == 0);
+    CHECK_EQ_INT(m.ngroups, 16);
+    for (int g = 0; g < m.ngroups; g++)
+        CHECK_EQ_INT((int)m.accs[g].kernels, 3);
+    wl_metric_set_free(&m);
+    wl_session_close(s);
+    /* replayed kernels carry no timestamps: CUPTI's rule under kernel replay, not a lost record */
+    sqlite3 *db;
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0"), 48);
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM lost"), 0);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const char *base = getenv("WARPLENS_BUILD_DIR");
@@ -361,6 +411,7 @@ int main(void)
     test_roundtrip();
     test_hostile();
     test_old_session();
+    test_h100_session();
     if (!test_failed_) {
         char cmd[700];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
