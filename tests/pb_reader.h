@@ -28,9 +28,10 @@ static inline uint64_t varint(rd *r)
     return 0;
 }
 
-/* One field: returns 0 at the end; *sub gets LEN payloads, *val varints/fixed64. */
+/* One field: returns 0 at the end; *sub gets LEN payloads (empty otherwise), *val varints/fixed64. */
 static inline int field(rd *r, uint32_t *num, int *wt, uint64_t *val, rd *sub)
 {
+    memset(sub, 0, sizeof *sub);
     if (r->p >= r->end || r->bad)
         return 0;
     uint64_t tag = varint(r);
