@@ -106,3 +106,17 @@ void wl_metric_acc_summary(const wl_metric_acc *a, wl_metric_summary *s)
     s->tensor_pct = val(a, "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active");
     s->inst_executed = val(a, "smsp__inst_executed.sum");
 }
+
+const char *const WL_METRIC_SUMMARY_KEYS[WL_METRIC_SUMMARY_FIELDS] = {
+    "gpu_time_ns", "occupancy_pct", "dram_read_bytes", "dram_write_bytes", "dram_bytes_per_s", "dram_pct",
+    "l1_hit_pct",  "l2_hit_pct",    "fp32_flop",       "fp16_flop",        "fp64_flop",        "tensor_inst",
+    "tensor_pct",  "inst_executed"};
+
+void wl_metric_summary_values(const wl_metric_summary *s, double out[WL_METRIC_SUMMARY_FIELDS])
+{
+    const double v[WL_METRIC_SUMMARY_FIELDS] = {
+        s->gpu_time_ns, s->occupancy_pct, s->dram_read_bytes, s->dram_write_bytes, s->dram_bytes_per_s,
+        s->dram_pct,    s->l1_hit_pct,    s->l2_hit_pct,      s->fp32_flop,        s->fp16_flop,
+        s->fp64_flop,   s->tensor_inst,   s->tensor_pct,      s->inst_executed};
+    memcpy(out, v, sizeof v);
+}

@@ -26,6 +26,11 @@ typedef struct wl_metric_summary {
     double l1_hit_pct, l2_hit_pct, fp32_flop, fp16_flop, fp64_flop, tensor_inst, tensor_pct, inst_executed;
 } wl_metric_summary;
 
+/* The summary's fields by name, in the struct's order: the keys of JSON, CSV and report output. */
+enum { WL_METRIC_SUMMARY_FIELDS = 14 };
+extern const char *const WL_METRIC_SUMMARY_KEYS[WL_METRIC_SUMMARY_FIELDS];
+void wl_metric_summary_values(const wl_metric_summary *s, double out[WL_METRIC_SUMMARY_FIELDS]);
+
 void wl_metric_acc_init(wl_metric_acc *a, const char *const *names, int n);
 int wl_metric_acc_index(const wl_metric_acc *a, const char *name); /* -1 if absent */
 /* One kernel's values (index as in names; NaN = not available). */

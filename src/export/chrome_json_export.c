@@ -113,6 +113,7 @@ static int js_begin(void *ctx, const wl_tl_slice *sl)
         case WL_PF_ARG_UINT: wl_json_u64(&s->j, a->u); break;
         case WL_PF_ARG_INT: wl_json_i64(&s->j, a->i); break;
         case WL_PF_ARG_DOUBLE: wl_json_double(&s->j, a->d); break;
+        case WL_PF_ARG_DOUBLE_EXACT: wl_json_double_exact(&s->j, a->d); break;
         case WL_PF_ARG_BOOL: wl_json_lit(&s->j, a->u ? "true" : "false"); break;
         default: wl_json_str(&s->j, a->s); break;
         }

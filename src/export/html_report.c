@@ -9,7 +9,9 @@
 
 #include "analysis/kernel_table.h"
 #include "export/json_out.h"
+#include "export/report_metrics.h"
 #include "store/session_cursors.h"
+#include "store/session_metrics.h"
 
 #define DEFAULT_MAX_SLICES 50000
 #define MAX_FILL_POINTS 200000
@@ -129,6 +131,7 @@ static void put_args(wl_json_out *j, const wl_tl_slice *s)
         case WL_PF_ARG_UINT: wl_json_u64(j, a->u); break;
         case WL_PF_ARG_INT: wl_json_i64(j, a->i); break;
         case WL_PF_ARG_DOUBLE: wl_json_double(j, a->d); break;
+        case WL_PF_ARG_DOUBLE_EXACT: wl_json_double_exact(j, a->d); break;
         case WL_PF_ARG_BOOL: wl_json_lit(j, a->u ? "true" : "false"); break;
         default: wl_json_str(j, a->s); break;
         }
@@ -208,6 +211,9 @@ static void write_kernels(wl_json_out *j, wl_session *s)
     wl_occ_cache *cache = wl_occ_cache_new(s);
     wl_kernel_table_row *rows = NULL;
     int n = cache ? wl_kernel_table(s, cache, &rows) : -1;
+    wl_metric_set metrics = {0}; /* n = 0: no metrics, and the rows are as without them */
+    if (wl_session_has_metrics(s) && wl_session_metrics(s, WL_METRICS_BY_NAME, &metrics) != 0)
+        metrics.n = 0;
     wl_json_lit(j, ",\"kernels\":[");
     for (int i = 0; i < n; i++) {
         const wl_kernel_table_row *k = &rows[i];
@@ -244,9 +250,13 @@ static void write_kernels(wl_json_out *j, wl_session *s)
                 key(j, "waves"), wl_json_double(j, k->occ.waves.waves_per_sm);
             key(j, "gpu_fill_pct"), wl_json_double(j, 100.0 * k->occ.warp_fill);
         }
+        const wl_metric_acc *m = metrics.n ? wl_metric_set_find(&metrics, k->sum.name_id) : NULL;
+        if (m)
+            wl_report_metric_object(j, m, metrics.max_passes);
         wl_json_lit(j, "}");
     }
     wl_json_lit(j, "]");
+    wl_metric_set_free(&metrics);
     if (n > 0)
         wl_kernel_table_free(rows, n);
     wl_occ_cache_free(cache);
@@ -271,7 +281,7 @@ static void write_intervals(wl_json_out *j, const char *name, wl_interval_summar
     free(r);
 }
 
-static void write_tables(wl_json_out *j, wl_session *s)
+static int write_tables(wl_json_out *j, wl_session *s, char *err, size_t err_size)
 {
     write_kernels(j, s);
     wl_copy_summary *c = NULL;
@@ -299,6 +309,7 @@ static void write_tables(wl_json_out *j, wl_session *s)
     r = NULL;
     n = wl_session_api_summaries(s, &r);
     write_intervals(j, "api", r, n);
+    return wl_report_range_metrics(j, s, err, err_size);
 }
 
 static void write_overview(wl_json_out *j, wl_session *s, const wl_session_overview *o, const char *title)
@@ -436,7 +447,9 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
     st->fill_points = r->n_fill;
     if (rc == 0) {
         write_model(r, st);
-        write_tables(&r->j, s);
+        rc = write_tables(&r->j, s, err, err_size);
+    }
+    if (rc == 0) {
         wl_json_lit(&r->j, "}</script>\n<script>\n");
         wl_json_lit(&r->j, WL_REPORT_JS);
         wl_json_lit(&r->j, "\n</script>\n</body></html>\n");

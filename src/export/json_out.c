@@ -133,6 +133,17 @@ void wl_json_double(wl_json_out *j, double v)
     wl_json_raw(j, b, (size_t)n);
 }
 
+void wl_json_double_exact(wl_json_out *j, double v)
+{
+    if (!isfinite(v)) {
+        wl_json_lit(j, "null");
+        return;
+    }
+    char b[40];
+    int n = snprintf(b, sizeof b, "%.17g", v);
+    wl_json_raw(j, b, (size_t)n);
+}
+
 void wl_json_us(wl_json_out *j, int64_t ns)
 {
     uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;

@@ -26,7 +26,8 @@ void wl_json_lit(wl_json_out *j, const char *s);          /* unescaped literal t
 void wl_json_str(wl_json_out *j, const char *s);
 void wl_json_u64(wl_json_out *j, uint64_t v);
 void wl_json_i64(wl_json_out *j, int64_t v);
-void wl_json_double(wl_json_out *j, double v);            /* null when not finite */
+void wl_json_double(wl_json_out *j, double v);            /* null when not finite; 6 digits */
+void wl_json_double_exact(wl_json_out *j, double v);      /* the same with 17 digits (round-trips) */
 /* ns as microseconds with three decimals: 1234567 -> 1234.567 */
 void wl_json_us(wl_json_out *j, int64_t ns);
 

@@ -403,13 +403,13 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
         const wl_pf_arg *a = &e->args[i];
         uint64_t iid = intern_static(w, &w->ann_names, w->static_anns, a->name ? a->name : "", ID_ANNOTATION_NAMES);
         const char *str = a->s ? a->s : "";
-        int is_str = a->kind < WL_PF_ARG_UINT || a->kind == WL_PF_ARG_STRING || a->kind > WL_PF_ARG_BOOL;
+        int is_str = a->kind < WL_PF_ARG_UINT || a->kind == WL_PF_ARG_STRING || a->kind > WL_PF_ARG_DOUBLE_EXACT;
         size_t slen = is_str ? strlen(str) : 0;
         uint64_t v = a->kind == WL_PF_ARG_INT ? (uint64_t)a->i : a->kind == WL_PF_ARG_BOOL ? (a->u != 0) : a->u;
         size_t body = 1 + vsize(iid);
         switch (a->kind) {
         case WL_PF_ARG_BOOL: case WL_PF_ARG_UINT: case WL_PF_ARG_INT: body += 1 + vsize(v); break;
-        case WL_PF_ARG_DOUBLE: body += 9; break;
+        case WL_PF_ARG_DOUBLE: case WL_PF_ARG_DOUBLE_EXACT: body += 9; break;
         default: body += 1 + vsize(slen) + slen; break;
         }
         if (!iid || !(p = scratch_room(w, p, body + 64 + 20 * (e->n_flow_ids + e->n_terminating_flow_ids))))
@@ -422,7 +422,7 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
         case WL_PF_ARG_BOOL: *p++ = (uint8_t)TAG(2, WL_PB_VARINT); p = vput(p, v); break;
         case WL_PF_ARG_UINT: *p++ = (uint8_t)TAG(3, WL_PB_VARINT); p = vput(p, v); break;
         case WL_PF_ARG_INT: *p++ = (uint8_t)TAG(4, WL_PB_VARINT); p = vput(p, v); break;
-        case WL_PF_ARG_DOUBLE: {
+        case WL_PF_ARG_DOUBLE: case WL_PF_ARG_DOUBLE_EXACT: {
             uint64_t bits;
             memcpy(&bits, &a->d, sizeof bits);
             *p++ = (uint8_t)TAG(5, WL_PB_FIXED64);

@@ -102,7 +102,9 @@ typedef struct wl_pf_track {
 
 int wl_pf_write_track(wl_pf_writer *w, const wl_pf_track *t);
 
-enum { WL_PF_ARG_UINT = 1, WL_PF_ARG_INT, WL_PF_ARG_DOUBLE, WL_PF_ARG_STRING, WL_PF_ARG_BOOL };
+/* DOUBLE_EXACT: a double that text outputs (JSON) write with every significant digit instead of
+ * six (hardware counters); Perfetto stores both kinds as the same 64-bit double. */
+enum { WL_PF_ARG_UINT = 1, WL_PF_ARG_INT, WL_PF_ARG_DOUBLE, WL_PF_ARG_STRING, WL_PF_ARG_BOOL, WL_PF_ARG_DOUBLE_EXACT };
 
 typedef struct wl_pf_arg {        /* a DebugAnnotation; its name is interned */
     const char *name;

@@ -1,12 +1,13 @@
 /* Pieces of the timeline model (timeline_model.c) kept in their own files: per-launch occupancy
- * with a small cache, the background readers, the set of open flows, and the per-device GPU fill /
- * concurrency counters. */
+ * with a small cache, the background readers, the set of open flows, the per-device GPU fill /
+ * concurrency counters, and the hardware metrics slices carry as args. */
 #ifndef WARPLENS_EXPORT_TIMELINE_INTERNAL_H
 #define WARPLENS_EXPORT_TIMELINE_INTERNAL_H
 
 #include <stdint.h>
 
 #include "analysis/occupancy.h"
+#include "capfile/metric_spec.h"
 #include "export/timeline_model.h"
 
 /* ---- occupancy of a kernel launch on its device (timeline_occupancy.c) ---------------------- */
@@ -87,5 +88,19 @@ enum { TL_SAMPLE_SERIES = 7 };
 void tl_sample_series(int i, const char **name, const char **unit);
 /* Value of series i in a sample (in the series' unit); 0 when NVML could not read it. */
 int tl_sample_value(const wl_device_sample_row *r, int i, double *v);
+
+/* ---- hardware metrics as slice args (timeline_metrics.c) ------------------------------------ */
+/* Only sessions with metrics have a tl_metrics; without one the model adds nothing per slice. */
+#define TL_METRIC_ARGS (WL_METRICS_MAX + 6) /* every metric, the derived values, a count or id */
+typedef struct tl_metrics tl_metrics;
+/* NULL when the session has no hardware metrics, or on failure (then *failed = 1, err set). */
+tl_metrics *tl_metrics_open(wl_session *s, int *failed, char *err, size_t err_size);
+void tl_metrics_close(tl_metrics *m);
+/* Each appends up to TL_METRIC_ARGS args and returns how many: a kernel's own values; the
+ * combined metrics of the kernels inside an NVTX range or scope; for a launch call whose kernel
+ * has no GPU timestamps (CUPTI gives none under kernel replay), that kernel's values. */
+size_t tl_metrics_kernel(tl_metrics *m, int64_t kernel_id, wl_pf_arg *args);
+size_t tl_metrics_range(tl_metrics *m, wl_host_kind kind, uint32_t pid, int64_t id, wl_pf_arg *args);
+size_t tl_metrics_launch(tl_metrics *m, int64_t api_id, wl_pf_arg *args);
 
 #endif

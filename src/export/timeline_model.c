@@ -54,6 +54,7 @@ typedef struct model {
     tl_group *by_key[256];     /* threads and streams by a hash of their key (rows interleave) */
     tl_occ_cache *occ;
     tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
+    tl_metrics *metrics;       /* NULL: the session has no hardware metrics */
     uint64_t done, total;
     int failed;
 } model;
@@ -380,7 +381,7 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
         m->st->slices_dropped++;
         return 0;
     }
-    wl_pf_arg args[6];
+    wl_pf_arg args[6 + TL_METRIC_ARGS];
     size_t n = 0;
     wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .name = it->name,
                      .host = it, .occupancy_pct = -1};
@@ -393,6 +394,8 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
             args[n++] = arg_s("scope", it->scope);
         if (it->return_value)
             args[n++] = arg_i("return_value", it->return_value);
+        if (m->metrics)
+            n += tl_metrics_launch(m->metrics, it->id, args + n);
         s.flows_out = it->flows;
         s.n_flows_out = it->n_flows;
         m->st->flows += it->n_flows;
@@ -412,6 +415,8 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
             args[n++] = arg_u("scope_id", (uint64_t)it->id);
         if (it->open_end)
             args[n++] = arg_b("unterminated", 1);
+        if (m->metrics)
+            n += tl_metrics_range(m->metrics, it->kind, it->pid, it->id, args + n);
     }
     s.args = args;
     s.n_args = n;
@@ -447,7 +452,7 @@ static int gpu_item(model *m, const wl_gpu_item *it)
         return 0;
     }
     char grid[48], block[48], name[40];
-    wl_pf_arg args[16];
+    wl_pf_arg args[16 + TL_METRIC_ARGS];
     size_t n = 0;
     wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .gpu = it,
                      .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0};
@@ -487,6 +492,8 @@ static int gpu_item(model *m, const wl_gpu_item *it)
     args[n++] = arg_u("correlation_id", it->correlation_id);
     if (it->scope[0])
         args[n++] = arg_s("scope", it->scope);
+    if (m->metrics && it->kind == WL_GPU_KERNEL)
+        n += tl_metrics_kernel(m->metrics, it->id, args + n);
     s.flow_in = flow;
     s.args = args;
     s.n_args = n;
@@ -612,7 +619,10 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     st->origin_ns = span.origin_ns;
     st->end_ns = span.end_ns;
     m.total = span.api_calls + span.nvtx_ranges + span.scopes + span.timers + span.kernels + span.memcpys + span.memsets;
-    int rc = -1;
+    int rc = -1, metrics_failed = 0;
+    m.metrics = tl_metrics_open(s, &metrics_failed, err, err_size);
+    if (metrics_failed)
+        return -1;
     snprintf(err, err_size, "timeline export failed (out of memory or output error)");
     if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, on_process, &m) >= 0 && !m.failed &&
         wl_session_each_thread(s, on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, on_device, &m) >= 0 &&
@@ -640,5 +650,6 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     free(m.gpus.p);
     tl_flows_free(&m.flows);
     tl_occ_cache_free(m.occ);
+    tl_metrics_close(m.metrics);
     return rc;
 }

@@ -30,43 +30,63 @@ static int add_group(wl_metric_set *m, int64_t key, const char *const *names, in
     return 0;
 }
 
+/* The metric definitions (id order) and the configurations' passes and status. Returns the number
+ * of metrics (0: the session has no metric tables or none defined), -1 on a database error. */
+static int read_defs(sqlite3 *db, int64_t *ids, char (*names)[WL_METRIC_NAME_MAX], int *max_passes, char *status,
+                     size_t status_size)
+{
+    if (!wl_sql_has_table(db, "kernel_metric") || !wl_sql_has_table(db, "metric"))
+        return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "SELECT max(num_passes), (SELECT status FROM metric_config WHERE status IS NOT NULL"
+                               " LIMIT 1) FROM metric_config", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            *max_passes = sqlite3_column_int(st, 0);
+            const unsigned char *t = sqlite3_column_text(st, 1);
+            if (t && status)
+                snprintf(status, status_size, "%s", (const char *)t);
+        }
+        sqlite3_finalize(st);
+    }
+    /* metric ids are the metric table's rows; index them densely in id order */
+    if (sqlite3_prepare_v2(db, "SELECT id, name FROM metric ORDER BY id", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && n < WL_METRICS_MAX) {
+        ids[n] = sqlite3_column_int64(st, 0);
+        snprintf(names[n], WL_METRIC_NAME_MAX, "%s", (const char *)sqlite3_column_text(st, 1));
+        n++;
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+int wl_session_has_metrics(wl_session *s)
+{
+    return wl_sql_has_table(s->db, "kernel_metric") && wl_sql_has_table(s->db, "metric") &&
+           wl_sql_scalar_u64(s->db, "SELECT 1 FROM kernel_metric WHERE kernel_id IS NOT NULL LIMIT 1") == 1;
+}
+
 int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set *m)
 {
     memset(m, 0, sizeof *m);
-    if (!wl_sql_has_table(s->db, "kernel_metric") || !wl_sql_has_table(s->db, "metric"))
-        return 0;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT max(num_passes), (SELECT status FROM metric_config WHERE status IS NOT NULL"
-                                  " LIMIT 1) FROM metric_config", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            m->max_passes = sqlite3_column_int(st, 0);
-            const unsigned char *t = sqlite3_column_text(st, 1);
-            if (t)
-                snprintf(m->status, sizeof m->status, "%s", (const char *)t);
-        }
-        sqlite3_finalize(st);
+    int64_t ids[WL_METRICS_MAX];
+    m->n = read_defs(s->db, ids, m->names, &m->max_passes, m->status, sizeof m->status);
+    if (m->n <= 0) {
+        int rc = m->n;
+        m->n = 0;
+        return rc;
     }
     m->kernel_replay = !wl_sql_has_column(s->db, "metric_config", "replay") ||
                        wl_sql_scalar_u64(s->db, "SELECT count(*) FROM metric_config WHERE status IS NULL AND"
                                                 " coalesce(replay, 'kernel') = 'kernel'") > 0;
-    /* metric ids are the metric table's rows; index them densely in id order */
-    int64_t ids[WL_METRICS_MAX];
-    if (sqlite3_prepare_v2(s->db, "SELECT id, name FROM metric ORDER BY id", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    while (sqlite3_step(st) == SQLITE_ROW && m->n < WL_METRICS_MAX) {
-        ids[m->n] = sqlite3_column_int64(st, 0);
-        snprintf(m->names[m->n], WL_METRIC_NAME_MAX, "%s", (const char *)sqlite3_column_text(st, 1));
-        m->n++;
-    }
-    sqlite3_finalize(st);
-    if (!m->n)
-        return 0;
     m->ranges = wl_sql_scalar_u64(s->db, "SELECT count(DISTINCT pid || ':' || device_id || ':' || range_index)"
                                          " FROM kernel_metric");
     m->unlinked = wl_sql_scalar_u64(s->db, "SELECT count(DISTINCT pid || ':' || device_id || ':' || range_index)"
                                            " FROM kernel_metric WHERE kernel_id IS NULL");
-    const char *key = by == WL_METRICS_BY_NAME ? "k.name_id" : by == WL_METRICS_BY_SCOPE ? "k.scope_id" : "k.id";
+    const char *key = by == WL_METRICS_BY_NAME ? "k.name_id" : "k.id";
     char sql[512];
+    sqlite3_stmt *st;
     snprintf(sql, sizeof sql,
              "SELECT %s, km.kernel_id, km.metric_id, km.value FROM kernel_metric km JOIN kernel k ON k.id = km.kernel_id"
              " WHERE %s IS NOT NULL ORDER BY 1, 2",
@@ -127,4 +147,75 @@ void wl_metric_set_free(wl_metric_set *m)
     m->keys = NULL;
     m->accs = NULL;
     m->ngroups = 0;
+}
+
+int wl_session_kernel_metrics(wl_session *s, wl_kernel_metrics *km)
+{
+    memset(km, 0, sizeof *km);
+    int64_t ids[WL_METRICS_MAX];
+    km->n = read_defs(s->db, ids, km->names, &km->max_passes, NULL, 0);
+    if (km->n <= 0) {
+        int rc = km->n;
+        km->n = 0;
+        return rc;
+    }
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT kernel_id, metric_id, value FROM kernel_metric WHERE kernel_id IS NOT NULL"
+                                  " ORDER BY kernel_id", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    size_t cap = 0, n = (size_t)km->n;
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t kid = sqlite3_column_int64(st, 0), mid = sqlite3_column_int64(st, 1);
+        if (!km->count || km->kernel_ids[km->count - 1] != kid) {
+            if (km->count == cap) {
+                size_t nc = cap ? cap * 2 : 256;
+                int64_t *k = realloc(km->kernel_ids, nc * sizeof *k);
+                double *v = k ? realloc(km->values, nc * n * sizeof *v) : NULL;
+                if (k)
+                    km->kernel_ids = k;
+                if (!v) {
+                    rc = -1;
+                    break;
+                }
+                km->values = v;
+                cap = nc;
+            }
+            km->kernel_ids[km->count] = kid;
+            for (size_t i = 0; i < n; i++)
+                km->values[km->count * n + i] = NAN;
+            km->count++;
+        }
+        if (sqlite3_column_type(st, 2) == SQLITE_NULL)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            if (ids[i] == mid)
+                km->values[(km->count - 1) * n + i] = sqlite3_column_double(st, 2);
+    }
+    sqlite3_finalize(st);
+    if (rc)
+        wl_kernel_metrics_free(km);
+    return rc;
+}
+
+const double *wl_kernel_metrics_find(const wl_kernel_metrics *km, int64_t kernel_id)
+{
+    size_t lo = 0, hi = km->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (km->kernel_ids[mid] < kernel_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < km->count && km->kernel_ids[lo] == kernel_id ? km->values + lo * (size_t)km->n : NULL;
+}
+
+void wl_kernel_metrics_free(wl_kernel_metrics *km)
+{
+    free(km->kernel_ids);
+    free(km->values);
+    km->kernel_ids = NULL;
+    km->values = NULL;
+    km->count = 0;
 }

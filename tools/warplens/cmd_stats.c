@@ -3,8 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "range_print.h"
 #include "samples_print.h"
 #include "stats_print.h"
+#include "store/session_metrics.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -52,7 +54,7 @@ int cmd_stats(int argc, char **argv)
     }
     static const char *const tables[] = {"overview", "kernels", "copies", "api", "nvtx",
                                          "scopes",   "sync",    "timers", "lost", "samples"};
-    enum { NTABLES = 10, TIMERS = 7, SAMPLES = 9 };
+    enum { NTABLES = 10, NVTX = 4, SCOPES = 5, TIMERS = 7, SAMPLES = 9 };
     int which = -1;
     if (only) {
         for (int i = 0; i < NTABLES; i++)
@@ -69,6 +71,14 @@ int cmd_stats(int argc, char **argv)
     if (!s) {
         fprintf(stderr, "warplens: %s\n", err);
         return 1;
+    }
+    /* sessions recorded with --metrics: the NVTX and scope tables are followed by their metrics */
+    wl_range_view ranges;
+    int has_ranges = 0;
+    if (!opt.csv && (which < 0 || which == NVTX || which == SCOPES) && wl_session_has_metrics(s)) {
+        has_ranges = wl_range_view_open(s, 1, &ranges, err, sizeof err) == 0;
+        if (!has_ranges)
+            fprintf(stderr, "warplens stats: hardware metrics per range: %s\n", err);
     }
     void (*printers[NTABLES])(wl_session *, const stats_options *) = {
         NULL, print_kernel_table, print_copy_table, print_api_table, print_nvtx_table,
@@ -104,8 +114,12 @@ int cmd_stats(int argc, char **argv)
             if (opt.csv && which < 0)
                 printf("%s# %s\n", i > 1 ? "\n" : "", tables[i]);
             printers[i](s, &opt);
+            if (has_ranges && (i == NVTX || i == SCOPES))
+                print_range_metric_table(&ranges, i == NVTX ? WL_RANGE_NVTX : WL_RANGE_SCOPE);
         }
     }
+    if (has_ranges)
+        wl_range_view_close(&ranges);
     wl_session_close(s);
     return 0;
 }

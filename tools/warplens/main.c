@@ -25,6 +25,7 @@ static const verb VERBS[] = {
     {"kernel", cmd_kernel, "one kernel in detail: configuration, resources, occupancy, timing"},
     {"concurrency", cmd_concurrency, "kernels running at once per device, GPU fill over time"},
     {"samples", cmd_samples, "NVML device samples (run --nvml-interval) attributed to kernels"},
+    {"ranges", cmd_ranges, "NVTX ranges and scopes with the kernels inside: GPU time, hardware metrics"},
 };
 
 static void usage(FILE *out)

@@ -21,6 +21,27 @@ static const char *bytes(double v, char *b, size_t n) { return isnan(v) ? num(v,
 
 static const char *giga(double v, char *b, size_t n) { return num(isnan(v) ? v : v / 1e9, "%.3g", b, n); }
 
+void print_metric_columns(const char *lead)
+{
+    printf("%7s %9s %6s %9s %9s %9s %6s %6s %6s %9s %9s %9s %7s  %s\n", lead, "GPU time", "Occ%", "DRAM rd",
+           "DRAM wr", "DRAM GB/s", "DRAM%", "L1hit%", "L2hit%", "FP32 GF", "FP16 GF", "FP64 GF", "Tensor%",
+           "Name");
+}
+
+void print_metric_row(const wl_metric_acc *a, const char *label)
+{
+    wl_metric_summary s;
+    wl_metric_acc_summary(a, &s);
+    char b[13][32], nm[64];
+    printf("%7llu %9s %6s %9s %9s %9s %6s %6s %6s %9s %9s %9s %7s  %s\n", (unsigned long long)a->kernels,
+           isnan(s.gpu_time_ns) ? "-" : fmt_ns(s.gpu_time_ns, b[0], 32), num(s.occupancy_pct, "%.1f", b[1], 32),
+           bytes(s.dram_read_bytes, b[2], 32), bytes(s.dram_write_bytes, b[3], 32),
+           num(isnan(s.dram_bytes_per_s) ? NAN : s.dram_bytes_per_s / 1e9, "%.1f", b[4], 32),
+           num(s.dram_pct, "%.1f", b[5], 32), num(s.l1_hit_pct, "%.1f", b[6], 32), num(s.l2_hit_pct, "%.1f", b[7], 32),
+           giga(s.fp32_flop, b[8], 32), giga(s.fp16_flop, b[9], 32), giga(s.fp64_flop, b[10], 32),
+           num(s.tensor_pct, "%.1f", b[11], 32), kf_shorten(label, 48, nm, sizeof nm));
+}
+
 void print_metric_table(const wl_metric_set *m, const int64_t *name_ids, char *const *names, int n)
 {
     if (!m->n)
@@ -28,24 +49,11 @@ void print_metric_table(const wl_metric_set *m, const int64_t *name_ids, char *c
     printf("\nHardware metrics per kernel name (summed counters over the measured calls; %d replay pass%s;\n"
            "kernels were serialised and replayed, so durations above include profiling effects)\n",
            m->max_passes, m->max_passes == 1 ? "" : "es");
-    printf("%7s %9s %6s %9s %9s %9s %6s %6s %6s %9s %9s %9s %7s  %s\n", "Calls", "GPU time", "Occ%", "DRAM rd",
-           "DRAM wr", "DRAM GB/s", "DRAM%", "L1hit%", "L2hit%", "FP32 GF", "FP16 GF", "FP64 GF", "Tensor%",
-           "Name");
+    print_metric_columns("Calls");
     for (int i = 0; i < n; i++) {
         const wl_metric_acc *a = wl_metric_set_find(m, name_ids[i]);
-        if (!a)
-            continue;
-        wl_metric_summary s;
-        wl_metric_acc_summary(a, &s);
-        char b[13][32], nm[64];
-        printf("%7llu %9s %6s %9s %9s %9s %6s %6s %6s %9s %9s %9s %7s  %s\n", (unsigned long long)a->kernels,
-               isnan(s.gpu_time_ns) ? "-" : fmt_ns(s.gpu_time_ns, b[0], 32), num(s.occupancy_pct, "%.1f", b[1], 32),
-               bytes(s.dram_read_bytes, b[2], 32), bytes(s.dram_write_bytes, b[3], 32),
-               num(isnan(s.dram_bytes_per_s) ? NAN : s.dram_bytes_per_s / 1e9, "%.1f", b[4], 32),
-               num(s.dram_pct, "%.1f", b[5], 32), num(s.l1_hit_pct, "%.1f", b[6], 32),
-               num(s.l2_hit_pct, "%.1f", b[7], 32), giga(s.fp32_flop, b[8], 32), giga(s.fp16_flop, b[9], 32),
-               giga(s.fp64_flop, b[10], 32), num(s.tensor_pct, "%.1f", b[11], 32),
-               kf_shorten(names[i], 48, nm, sizeof nm));
+        if (a)
+            print_metric_row(a, names[i]);
     }
     if (m->unlinked)
         printf("(%llu of %llu metric ranges could not be tied to one kernel and are not in this table)\n",
@@ -60,15 +68,11 @@ static void json_value(FILE *o, double v)
         fprintf(o, "%.17g", v);
 }
 
-void print_metric_json(FILE *o, const wl_metric_set *m, int64_t key)
+void print_metric_acc_json(FILE *o, const wl_metric_acc *a, int passes)
 {
-    const wl_metric_acc *a = m->n ? wl_metric_set_find(m, key) : NULL;
-    if (!a)
-        return;
     wl_metric_summary s;
     wl_metric_acc_summary(a, &s);
-    fprintf(o, ",\"metrics\":{\"measured_calls\":%llu,\"replay_passes\":%d", (unsigned long long)a->kernels,
-            m->max_passes);
+    fprintf(o, ",\"metrics\":{\"measured_calls\":%llu,\"replay_passes\":%d", (unsigned long long)a->kernels, passes);
     const struct { const char *k; double v; } derived[] = {
         {"dram_bytes_per_s", s.dram_bytes_per_s}, {"fp32_flop", s.fp32_flop}, {"fp16_flop", s.fp16_flop},
         {"fp64_flop", s.fp64_flop}};
@@ -81,6 +85,13 @@ void print_metric_json(FILE *o, const wl_metric_set *m, int64_t key)
         json_value(o, wl_metric_acc_value(a, i));
     }
     fprintf(o, "}");
+}
+
+void print_metric_json(FILE *o, const wl_metric_set *m, int64_t key)
+{
+    const wl_metric_acc *a = m->n ? wl_metric_set_find(m, key) : NULL;
+    if (a)
+        print_metric_acc_json(o, a, m->max_passes);
 }
 
 static void panel_lines(const char *title, const wl_metric_acc *a)

@@ -16,5 +16,6 @@ int cmd_kernels(int argc, char **argv);
 int cmd_kernel(int argc, char **argv);
 int cmd_concurrency(int argc, char **argv);
 int cmd_samples(int argc, char **argv);
+int cmd_ranges(int argc, char **argv);
 
 #endif
