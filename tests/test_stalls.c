@@ -452,6 +452,43 @@ static void test_mutations(void)
     printf("stall mutations: %d imported, %d rejected with an error\n", imported, rejected);
 }
 
+/* A real session: tests/gpu/torch_workload.py 3 under `warplens run --stalls` on the H100 (cuBLAS
+ * GEMMs, PyTorch elementwise and reduce kernels, graph replays whose samples stay unlinked). */
+static void test_h100_session(void)
+{
+    const char *data = getenv("WARPLENS_TEST_DATA");
+    char path[600], err[512];
+    snprintf(path, sizeof path, "%s/stalls-torch-h100.wlsession", data ? data : "tests/data");
+    wl_session *s = wl_session_open(path, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    wl_stall_set m;
+    CHECK(wl_session_stalls(s, WL_STALLS_BY_NAME, -1, &m) == 0);
+    CHECK_EQ_INT(m.recorded, 1);
+    CHECK_EQ_INT(m.period_min, 14);
+    CHECK_EQ_INT(m.status[0], 0);
+    CHECK(m.ngroups >= 5);
+    CHECK(m.unlinked_samples > 0); /* the graph replays' */
+    uint64_t total = 0;
+    for (int g = 0; g < m.ngroups; g++) {
+        const wl_stall_profile *p = &m.profiles[g];
+        double pct = 0;
+        uint64_t sum = 0;
+        for (int i = 0; i < p->n; i++) {
+            pct += p->shares[i].pct, sum += p->shares[i].samples;
+            if (i)
+                CHECK(p->shares[i].samples <= p->shares[i - 1].samples); /* most samples first */
+        }
+        CHECK_EQ_INT((long long)sum, (long long)p->samples);
+        CHECK(p->n == 0 || (pct > 99.999 && pct < 100.001));
+        total += p->samples;
+    }
+    CHECK_EQ_INT((long long)total, (long long)m.samples);
+    wl_stall_set_free(&m);
+    wl_session_close(s);
+}
+
 /* Sessions recorded before stall sampling have no stall tables: no data, no error. */
 static void test_old_session(void)
 {
@@ -499,6 +536,7 @@ int main(void)
     test_hostile();
     test_mutations();
     test_old_session();
+    test_h100_session();
     if (!test_failed_) {
         char cmd[700];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
