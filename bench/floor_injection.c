@@ -34,7 +34,9 @@ static void at_exit(void)
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
     if (cuptiActivityRegisterCallbacks(request, complete) != CUPTI_SUCCESS ||
-        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS ||
+        /* WL_FLOOR_LATENCY=1: also queued/submitted timestamps, which warplens records (queue delay) */
+        (getenv("WL_FLOOR_LATENCY") && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)) {
         fprintf(stderr, "floor: CUPTI set-up failed\n");
         return 1;
     }

@@ -71,6 +71,8 @@ def main():
     ap.add_argument("--cpus", default="2-5", help="taskset CPU list every mode runs on")
     ap.add_argument("--lean", action="store_true",
                     help="only the modes the targets compare (unprofiled, floor, warplens run, torch.profiler)")
+    ap.add_argument("--only", default="", help="comma-separated extra modes to run besides unprofiled, floor and"
+                    " warplens run (names as in the tables)")
     ap.add_argument("--breakdown", action="store_true",
                     help="also run warplens with parts of the recording switched off")
     a = ap.parse_args()
@@ -88,6 +90,7 @@ def main():
     base_env.setdefault("OMP_NUM_THREADS", "1")
     floor_env = dict(base_env, CUDA_INJECTION64_PATH=floor)
     floor_cb_env = dict(base_env, CUDA_INJECTION64_PATH=floor_cb)
+    floor_lat_env = dict(floor_env, WL_FLOOR_LATENCY="1")
     sess = "/tmp/wl_overhead.wlsession"
     wl = [warplens, "run", "-q", "-o", sess, "--"]
 
@@ -96,6 +99,7 @@ def main():
             "unprofiled": (lambda: run([launch, str(a.kernels)], base_env)),
             "floor (CUPTI kernels only)": (lambda: run([launch, str(a.kernels)], floor_env)),
             "floor + empty CUPTI API callbacks": (lambda: run([launch, str(a.kernels)], floor_cb_env)),
+            "floor + latency timestamps": (lambda: run([launch, str(a.kernels)], floor_lat_env)),
             "warplens run": (lambda: run(wl + [launch, str(a.kernels)], base_env)),
             "warplens run --record kernels": (lambda: run(wl[:-1] + ["--record", "kernels", "--"] + [launch, str(a.kernels)], base_env)),
         },
@@ -103,6 +107,7 @@ def main():
             "unprofiled": (lambda: run(torch_loop, base_env)),
             "floor (CUPTI kernels only)": (lambda: run(torch_loop, floor_env)),
             "floor + empty CUPTI API callbacks": (lambda: run(torch_loop, floor_cb_env)),
+            "floor + latency timestamps": (lambda: run(torch_loop, floor_lat_env)),
             "warplens run": (lambda: run(wl + torch_loop, base_env)),
             "warplens run --record kernels": (lambda: run(wl[:-1] + ["--record", "kernels", "--"] + torch_loop, base_env)),
             **({"warplens run --record kernels,api": (lambda: run(wl[:-1] + ["--record", "kernels,api", "--"] + torch_loop, base_env)),
@@ -119,14 +124,18 @@ def main():
     except OSError:
         gpu = "unknown"
     lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
-              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}{' --lean' if a.lean else ''}` (modes interleaved, their order rotated every "
+              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}{' --lean' if a.lean else ''}"
+              f"{(' --only ' + chr(39) + a.only + chr(39)) if a.only else ''}` (modes interleaved, their order rotated every "
               f"round; each run reports the median over segments; added = median over the {a.reps} rounds of the "
               f"mode's time minus the same round's unprofiled time; "
               f"OMP_NUM_THREADS={base_env['OMP_NUM_THREADS']}).", ""]
-    if a.lean:
-        for modes in suites.values():
-            for m in ["floor + empty CUPTI API callbacks", "warplens run --record kernels"]:
-                modes.pop(m, None)
+    keep = {"unprofiled", "floor (CUPTI kernels only)", "warplens run"}
+    for modes in suites.values():
+        for m in list(modes):
+            if m in keep:
+                continue
+            if (a.lean and not m.startswith("torch.profiler")) or (a.only and m not in a.only.split(",")):
+                modes.pop(m)
     ok = True
     wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
     suites = {k: v for k, v in suites.items() if any(wanted.get(w) == k for w in a.suites.split(","))}
