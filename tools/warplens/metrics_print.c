@@ -42,6 +42,26 @@ void print_metric_row(const wl_metric_acc *a, const char *label)
            num(s.tensor_pct, "%.1f", b[11], 32), kf_shorten(label, 48, nm, sizeof nm));
 }
 
+/* The overview's narrower form (`warplens stats` keeps to 100 columns): time, occupancy, DRAM rate
+ * and share, L2 hit rate, FP32 and tensor use. */
+void print_metric_columns_compact(const char *lead)
+{
+    printf("%7s %9s %6s %9s %6s %6s %9s %7s  %s\n", lead, "GPU time", "Occ%", "DRAM GB/s", "DRAM%", "L2hit%",
+           "FP32 GF", "Tensor%", "Name");
+}
+
+void print_metric_row_compact(const wl_metric_acc *a, const char *label)
+{
+    wl_metric_summary s;
+    wl_metric_acc_summary(a, &s);
+    char b[8][32], nm[64];
+    printf("%7llu %9s %6s %9s %6s %6s %9s %7s  %s\n", (unsigned long long)a->kernels,
+           isnan(s.gpu_time_ns) ? "-" : fmt_ns(s.gpu_time_ns, b[0], 32), num(s.occupancy_pct, "%.1f", b[1], 32),
+           num(isnan(s.dram_bytes_per_s) ? NAN : s.dram_bytes_per_s / 1e9, "%.1f", b[2], 32),
+           num(s.dram_pct, "%.1f", b[3], 32), num(s.l2_hit_pct, "%.1f", b[4], 32), giga(s.fp32_flop, b[5], 32),
+           num(s.tensor_pct, "%.1f", b[6], 32), kf_shorten(label, 32, nm, sizeof nm));
+}
+
 void print_metric_table(const wl_metric_set *m, const int64_t *name_ids, char *const *names, int n)
 {
     if (!m->n)

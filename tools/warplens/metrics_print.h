@@ -15,6 +15,9 @@ void print_metric_table(const wl_metric_set *m, const int64_t *name_ids, char *c
  * count of measured kernels, the combined metrics, the label (shortened). */
 void print_metric_columns(const char *lead);
 void print_metric_row(const wl_metric_acc *a, const char *label);
+/* The same, narrower (the overview keeps to 100 columns; the full table is one command away). */
+void print_metric_columns_compact(const char *lead);
+void print_metric_row_compact(const wl_metric_acc *a, const char *label);
 /* ,"metrics":{...} of one accumulator; of one group of a set (nothing when absent). */
 void print_metric_acc_json(FILE *o, const wl_metric_acc *a, int passes);
 void print_metric_json(FILE *o, const wl_metric_set *m, int64_t key);

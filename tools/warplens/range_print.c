@@ -51,10 +51,10 @@ void print_range_metric_table(wl_range_view *v, int kind)
     if (n) {
         qsort(rows, n, sizeof *rows, by_time);
         printf("\nHardware metrics per %s name (every measured kernel launched inside, nested ranges included;\n"
-               "summed counters, %d replay pass%s; `warplens ranges` has them per range)\n",
+               "summed counters, %d replay pass%s; `warplens ranges` has every column and each range)\n",
                kind == WL_RANGE_NVTX ? "NVTX range" : kind == WL_RANGE_SCOPE ? "scope" : "range",
                v->metrics.max_passes, v->metrics.max_passes == 1 ? "" : "es");
-        print_metric_columns("Kernels");
+        print_metric_columns_compact("Kernels");
     }
     for (size_t i = 0; i < n; i++) {
         const wl_range_name *nm = &v->r.names[rows[i].name];
@@ -65,7 +65,7 @@ void print_range_metric_table(wl_range_view *v, int kind)
             range_label(nm, label, sizeof label);
         else
             snprintf(label, sizeof label, "%-5s %s", range_kind_name(nm->kind), range_label(nm, b, sizeof b));
-        print_metric_row(acc, label);
+        print_metric_row_compact(acc, label);
     }
     free(rows);
     free(acc);

@@ -86,8 +86,8 @@ int print_device_sample_table(wl_session *s, const stats_options *o)
     }
     print_title("Device samples (NVML; attribution: exact = one kernel in the window, shared = upper bound)",
                 STATS_WIDTH);
-    printf("%-4s %-8s %7s %6s %6s %5s %9s %9s %13s %15s %5s %8s\n", "dev", "pid", "samples", "exact", "shared",
-           "idle", "gpu% avg", "gpu% max", "SM MHz", "power W avg/max", "degC", "mem MiB");
+    printf("%-4s %-8s %7s %6s %6s %5s %9s %9s %9s %11s %5s %8s\n", "dev", "pid", "samples", "exact", "shared",
+           "idle", "gpu% avg", "gpu% max", "SM MHz", "W avg/max", "degC", "mem MiB");
     for (int i = 0; i < n; i++) {
         char clk[32], pw[32], u1[16], u2[16], t[16], m[24];
         if (d[i].sm_clock_min >= 0)
@@ -98,7 +98,7 @@ int print_device_sample_table(wl_session *s, const stats_options *o)
             snprintf(pw, sizeof pw, "%.1f/%.1f", d[i].power_mean_w, d[i].power_max_w);
         else
             snprintf(pw, sizeof pw, "-");
-        printf("%-4u %-8u %7" PRIu64 " %6" PRIu64 " %6" PRIu64 " %5" PRIu64 " %9s %9s %13s %15s %5s %8s\n",
+        printf("%-4u %-8u %7" PRIu64 " %6" PRIu64 " %6" PRIu64 " %5" PRIu64 " %9s %9s %9s %11s %5s %8s\n",
                d[i].device_id, d[i].pid, d[i].samples, d[i].exact, d[i].shared, d[i].idle,
                d[i].gpu_util_mean >= 0 ? (snprintf(u1, sizeof u1, "%.1f", d[i].gpu_util_mean), u1) : "-",
                num(d[i].gpu_util_max, 1, "%.0f", u2, sizeof u2), clk, pw, num(d[i].temperature_max, 1, "%.0f", t, sizeof t),
