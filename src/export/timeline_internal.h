@@ -88,4 +88,10 @@ void tl_sample_series(int i, const char **name, const char **unit);
 /* Value of series i in a sample (in the series' unit); 0 when NVML could not read it. */
 int tl_sample_value(const wl_device_sample_row *r, int i, double *v);
 
+/* ---- PM sample series of each GPU (timeline_pm.c) -------------------------------------------- */
+/* The GPU's track, created if needed (NULL: out of memory). */
+typedef const wl_tl_track *(*tl_gpu_fn)(void *ctx, uint32_t device);
+/* One counter track per PM metric under its GPU; 0, or -1 on a read or sink error. */
+int tl_pm_walk(wl_session *s, const wl_tl_sink *sink, wl_tl_stats *st, uint64_t *next_uuid, tl_gpu_fn gpu, void *ctx);
+
 #endif

@@ -105,6 +105,13 @@ const char *const WL_SCHEMA_SQL =
     "  window_start_ns INTEGER NOT NULL, gpu_util_pct INTEGER, mem_util_pct INTEGER, sm_clock_mhz INTEGER,\n"
     "  mem_clock_mhz INTEGER, power_mw INTEGER, temperature_c INTEGER, memory_used_bytes INTEGER,\n"
     "  energy_mj INTEGER);\n"
+    /* PM sampling (`warplens run --pm-sampling`); sessions made before these tables lack them */
+    "CREATE TABLE pm_config (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, interval_ns INTEGER,\n"
+    "  status TEXT NOT NULL, detail TEXT, PRIMARY KEY (pid, device_id));\n"
+    "CREATE TABLE pm_metric (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, metric_index INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL, unit TEXT, metric_type TEXT, PRIMARY KEY (pid, device_id, metric_index));\n"
+    "CREATE TABLE pm_sample (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, sample_index INTEGER NOT NULL,\n"
+    "  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, metric_index INTEGER NOT NULL, value REAL);\n"
     "CREATE INDEX kernel_by_name ON kernel(name_id);\n"
     "CREATE INDEX kernel_by_start ON kernel(start_ns);\n"
     "CREATE INDEX kernel_by_corr ON kernel(pid, correlation_id);\n"
@@ -116,6 +123,7 @@ const char *const WL_SCHEMA_SQL =
     "CREATE INDEX memset_by_corr ON memset(pid, correlation_id);\n"
     "CREATE INDEX nvtx_by_start ON nvtx_range(start_ns);\n"
     "CREATE INDEX device_sample_by_device ON device_sample(pid, device_id, ts_ns);\n"
+    "CREATE INDEX pm_sample_by_time ON pm_sample(pid, device_id, start_ns);\n"
     "CREATE VIEW kernels AS SELECT k.*, n.demangled AS name, n.short_name AS short_name, n.mangled AS mangled\n"
     "  FROM kernel k JOIN kernel_name n ON n.id = k.name_id;\n";
 
