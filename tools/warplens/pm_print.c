@@ -267,3 +267,19 @@ int pm_print(wl_session *s, const pm_print_options *o)
     free(m);
     return rc;
 }
+
+void pm_print_run_note(wl_session *s, const char *session_path)
+{
+    wl_pm_config_row *cfg;
+    int nc = wl_session_pm_configs(s, &cfg);
+    for (int i = 0; i < nc; i++) {
+        /* the last status line is the latest word: the final counts, or why sampling is off */
+        const char *last = cfg[i].detail, *nl;
+        while ((nl = strchr(last, '\n')) && nl[1])
+            last = nl + 1;
+        printf("\n%.*s\n", (int)strcspn(last, "\n"), last); /* the recorder's lines name the GPU */
+        if (!strcmp(cfg[i].status, "on"))
+            printf("  -> warplens samples %s --pm\n", session_path);
+    }
+    free(cfg);
+}

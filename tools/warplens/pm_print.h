@@ -21,4 +21,8 @@ typedef struct pm_print_options {
 /* Prints the PM tables; returns 0, or -1 on a read error (message printed). */
 int pm_print(wl_session *s, const pm_print_options *o);
 
+/* For the run summary: per GPU, how many windows PM sampling took, or the last line saying why it
+ * was off; prints nothing without PM sampling. */
+void pm_print_run_note(wl_session *s, const char *session_path);
+
 #endif
