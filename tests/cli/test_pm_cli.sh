@@ -28,8 +28,8 @@ FAKE_PM_DISABLED_FILE=$tmp/disabled WARPLENS_PM_SAMPLING=default "$DRV" a.wlcap 
     || bad "status lines: $(cat a.err)"
 "$W" import -o a.wlsession a.wlcap >/dev/null 2>&1 && ok || bad "import failed"
 n=$(q a.wlsession "SELECT count(DISTINCT sample_index) FROM pm_sample")
-# 300 ms of 1 ms windows (a loaded CI machine still decodes them all at the end)
-[ "$n" -ge 250 ] && [ "$n" -le 340 ] && ok || bad "window count $n"
+# 300 ms of 1 ms windows, less the set-up (slower on a loaded CI machine); all decoded at the end
+[ "$n" -ge 200 ] && [ "$n" -le 340 ] && ok || bad "window count $n"
 [ "$(q a.wlsession "SELECT count(*) FROM pm_metric")" = 8 ] && ok || bad "metric definitions"
 [ "$(q a.wlsession "SELECT count(*) FROM pm_sample")" = $((n * 8)) ] && ok || bad "values per window"
 [ "$(q a.wlsession "SELECT status, interval_ns FROM pm_config")" = "on|1000000" ] && ok || bad "pm_config"
@@ -48,12 +48,13 @@ got=$(q a.wlsession "WITH s AS (SELECT DISTINCT sample_index i, start_ns, end_ns
     && grep -q "^0 .* DRAM read *byte *$n " s.txt && ok || bad "samples summary: $(head -20 s.txt)"
 grep -q "^ *1 busy_kernel .* exact " s.txt && ok || bad "samples: the kernel's row: $(tail -5 s.txt)"
 "$W" samples a.wlsession --pm --csv >k.csv 2>&1 && ok || bad "samples --csv failed"
-# the kernel covers the middle third: ~n/3 windows, all exact; bytes summed: 3.25 per window
+# the kernel covers the middle third of the run: its windows are all exact; bytes summed: 3.25 per window
 kw=$(grep -m1 '^1,"busy_kernel",.*,dram__bytes_read.sum,byte,' k.csv | cut -d, -f7)
 ex=$(grep -m1 '^1,"busy_kernel",.*,dram__bytes_read.sum,byte,' k.csv | cut -d, -f8)
 sum=$(grep -m1 '^1,"busy_kernel",.*,dram__bytes_read.sum,byte,' k.csv | cut -d, -f13)
-[ -n "$kw" ] && [ "$kw" -ge $((n / 3 - 3)) ] && [ "$kw" -le $((n / 3 + 3)) ] && [ "$kw" = "$ex" ] && ok \
-    || bad "kernel windows $kw (exact $ex) of $n"
+kd=$(q a.wlsession "SELECT duration_ns / 1000000 FROM kernel") # whole 1 ms windows inside the kernel
+[ -n "$kw" ] && [ "$kw" -ge "$kd" ] && [ "$kw" -le $((kd + 2)) ] && [ "$kw" = "$ex" ] && ok \
+    || bad "kernel windows $kw (exact $ex) for a kernel of $kd ms"
 [ -n "$sum" ] && awk -v s="$sum" -v w="$kw" 'BEGIN { exit !(s == w * 3.25) }' && ok || bad "kernel DRAM read sum $sum"
 grep -q '^1,"busy_kernel",.*,sm__cycles_active.avg.pct_of_peak_sustained_elapsed,percent,1.25$' k.csv && ok \
     || bad "kernel SM active (a level: averaged)"
@@ -94,7 +95,8 @@ FAKE_PM_ENABLE_ERROR=35 WARPLENS_PM_SAMPLING=default "$DRV" p.wlcap 50 2>p.err &
     && grep -q "Tracing continues" p.err && ok || bad "permission message: $(cat p.err)"
 "$W" import -o p.wlsession p.wlcap >/dev/null 2>&1 && [ "$(q p.wlsession "SELECT status FROM pm_config")" = off ] && ok \
     || bad "permission: status off"
-"$W" samples p.wlsession --pm >/dev/null 2>&1; [ $? = 1 ] && ok || bad "samples --pm on a session where PM was off"
+"$W" samples p.wlsession --pm >/dev/null 2>p2.err; [ $? = 1 ] && grep -q "PM sampling on GPU 0 was off:" p2.err \
+    && grep -q "NVreg_RestrictProfilingToAdminUsers=0" p2.err && ok || bad "samples --pm where PM was off: $(cat p2.err)"
 
 FAKE_PM_UNSUPPORTED=1 WARPLENS_PM_SAMPLING=default "$DRV" x.wlcap 50 2>x.err && ok || bad "driver (unsupported)"
 [ "$(wc -l <x.err)" = 1 ] && grep -q "unsupported: GPU architecture" x.err && grep -q "needs an Ampere GA10x, Ada, Hopper or newer GPU" x.err \

@@ -100,6 +100,13 @@ int cmd_samples(int argc, char **argv)
         fprintf(stderr, "warplens: no %s in this session (record with `warplens run --nvml-interval MS` or"
                         " `--pm-sampling`; the recorder says why when sampling is not available)\n",
                 only_pm ? "PM samples" : only_nvml ? "device samples (NVML)" : "device samples (NVML or PM)");
+        wl_pm_config_row *cfg;
+        int nc = only_nvml ? 0 : wl_session_pm_configs(s, &cfg);
+        for (int i = 0; i < nc; i++) /* PM sampling was asked for: the recorder's lines say what happened */
+            fprintf(stderr, "warplens: PM sampling on GPU %u was %s:\n%s\n", cfg[i].device_id, cfg[i].status,
+                    cfg[i].detail);
+        if (nc > 0)
+            free(cfg);
         wl_session_close(s);
         return 1;
     }
