@@ -20,7 +20,8 @@ static const char *const SQL[3] = {
                  "   ELSE coalesce(pm_config.detail || char(10), '') || excluded.detail END",
     [P_METRIC] = "INSERT OR REPLACE INTO pm_metric (pid, device_id, metric_index, name, unit, metric_type)"
                  " VALUES (?,?,?,?,?,?)",
-    [P_VALUE] = "INSERT INTO pm_sample (pid, device_id, sample_index, start_ns, end_ns, metric_index, value)"
+    /* a value repeated in a capture replaces the first (the key is the window and the metric) */
+    [P_VALUE] = "INSERT OR REPLACE INTO pm_sample (pid, device_id, sample_index, start_ns, end_ns, metric_index, value)"
                 " VALUES (?,?,?,?,?,?,?)",
 };
 
