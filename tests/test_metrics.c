@@ -141,7 +141,7 @@ static void build(capbuf *b)
     p.rank = p.local_rank = p.world_size = p.ompi_rank = p.slurm_procid = -1;
     cb_record(b, WLCAP_PROCESS, &p, sizeof p);
     for (uint32_t i = 0; i < 9; i++) {
-        wlcap_metric_def d = {i, cb_string(b, MNAMES[i]), cb_string(b, "byte"), 0, 0, 3, {0, 0}};
+        wlcap_metric_def d = {i, cb_string(b, MNAMES[i]), cb_string(b, "byte"), 0, 0, 3, WLCAP_METRIC_REPLAY_KERNEL, 0};
         cb_record(b, WLCAP_METRIC_DEF, &d, sizeof d);
     }
     double big1[] = {2000000, 4e9, 4e9, 50, 500, 500, 80, 1e6, 0};
@@ -162,6 +162,7 @@ static void build(capbuf *b)
     add_kernel(b, copy, 103, T0 + 3000000, 1000000, 9, 2048);
     add_kernel(b, g, 200, T0 + 5000000, 100, 7, 1);
     add_kernel(b, g, 200, T0 + 5001000, 100, 7, 1);
+    add_kernel(b, fma, 104, 0, 0, 8, 1); /* replayed: CUPTI gives it no timestamps */
     wlcap_end e;
     memset(&e, 0, sizeof e);
     e.end_ns = T0 + 9000000;
@@ -244,6 +245,10 @@ static void test_roundtrip(void)
     /* a graph launch's two kernels share a correlation id: not guessed; the unknown one neither */
     CHECK_EQ_INT(q(db, "SELECT count(DISTINCT range_index) FROM kernel_metric WHERE kernel_id IS NULL"), 3);
     CHECK_EQ_INT(q(db, "SELECT count FROM lost WHERE source = 'metric_unattributed'"), 1);
+    /* kernel replay: a kernel without timestamps is CUPTI's rule, not a lost record */
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM metric_config WHERE replay = 'kernel'"), 1);
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0"), 1);
+    CHECK_EQ_INT(q(db, "SELECT count(*) FROM lost WHERE source = 'kernel_no_timestamp'"), 0);
     sqlite3_close(db);
 
     wl_session *s = wl_session_open(out, err, sizeof err);
@@ -254,6 +259,7 @@ static void test_roundtrip(void)
     CHECK(wl_session_metrics(s, WL_METRICS_BY_NAME, &m) == 0);
     CHECK_EQ_INT(m.n, 9);
     CHECK_EQ_INT(m.max_passes, 3);
+    CHECK_EQ_INT(m.kernel_replay, 1);
     CHECK_EQ_INT((int)m.ranges, 6);
     CHECK_EQ_INT((int)m.unlinked, 3);
     CHECK_EQ_INT(m.ngroups, 2);
@@ -319,7 +325,7 @@ static void test_hostile(void)
     free(b.data);
 
     cb_init(&b, 1, T0);
-    wlcap_metric_def d = {300, cb_string(&b, "x__y.sum"), 0, 0, 0, 1, {0, 0}};
+    wlcap_metric_def d = {300, cb_string(&b, "x__y.sum"), 0, 0, 0, 1, 0, 0};
     cb_record(&b, WLCAP_METRIC_DEF, &d, sizeof d);
     expect_error("id", &b, "metric id 300");
     free(b.data);

@@ -178,6 +178,11 @@ static void build_capture(capbuf *b, int with_end)
     cb_record(b, WLCAP_ANNOTATION, &an_k, sizeof an_k);
     cb_record(b, WLCAP_ANNOTATION, &an_s1, sizeof an_s1);
     cb_record(b, WLCAP_ANNOTATION, &an_s2, sizeof an_s2);
+    /* `--stalls`: one reason of device 0 and samples of launch 10 (also mutated below) */
+    wlcap_stall_reason sr = {0, 3, cb_string(b, "smsp__pcsamp_warps_issue_stalled_wait"), 14};
+    cb_record(b, WLCAP_STALL_REASON, &sr, sizeof sr);
+    wlcap_kernel_stall kst = {10, 0, 3, 0, 42};
+    cb_record(b, WLCAP_KERNEL_STALL, &kst, sizeof kst);
     wlcap_dropped dr = {5, WLCAP_DROP_CUPTI, 0, 0, 0};
     cb_record(b, WLCAP_DROPPED, &dr, sizeof dr);
     /* PM sampling: a status line, two metrics and two windows of 100 us over the first launch */
@@ -274,6 +279,8 @@ static void test_full_roundtrip(void)
     CHECK_EQ_INT(q(db, "SELECT rank * 100 + local_rank * 10 + (ompi_rank IS NULL) FROM process"), 311);
     CHECK_EQ_INT(q(db, "SELECT value = '1' FROM meta WHERE key = 'complete'"), 1);
     CHECK_EQ_INT(q(db, "SELECT count(*) FROM occupancy_check o JOIN kernel k ON k.id = o.kernel_id"), 2);
+    CHECK_EQ_INT(q(db, "SELECT ks.samples FROM kernel_stall ks JOIN kernel k ON k.id = ks.kernel_id"
+                       " WHERE k.correlation_id = 10"), 42);
     sqlite3_close(db);
 
     wl_session *s = wl_session_open(out, err, sizeof err);

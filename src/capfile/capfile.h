@@ -61,6 +61,8 @@ enum wlcap_type {
     WLCAP_DEVICE_SAMPLE = 21,
     WLCAP_PM_METRIC_DEF = 22,
     WLCAP_PM_SAMPLE = 23,
+    WLCAP_STALL_REASON = 24,
+    WLCAP_KERNEL_STALL = 25,
     WLCAP_TYPE_COUNT
 };
 
@@ -194,8 +196,13 @@ enum wlcap_drop_source {
     WLCAP_DROP_CUPTI = 1, WLCAP_DROP_BUFFER = 2, WLCAP_DROP_EVENTS = 3, WLCAP_DROP_API = 4, WLCAP_DROP_METRICS = 5,
     WLCAP_DROP_INKERNEL = 6, /* in-kernel buffers refused, not copied or never collected */
     WLCAP_DROP_SAMPLES = 7,  /* device samples lost: the sample ring was full */
-    WLCAP_DROP_PMSAMPLING = 8 /* PM samples lost (see above) */
+    WLCAP_DROP_PMSAMPLING = 8, /* PM samples lost (see above) */
+    WLCAP_DROP_PCSAMPLING = 9 /* PC sampling: stream_id says what (WLCAP_PCS_LOST_*) */
 };
+/* WLCAP_DROP_PCSAMPLING detail, carried in wlcap_dropped.stream_id: SAMPLES counts warp samples the
+ * hardware or CUPTI dropped, RECORDS kernel-stall records the recorder's ring could not take,
+ * OVERFLOWS the times CUPTI reported its hardware buffer full (samples lost, count unknown). */
+enum wlcap_pcs_lost { WLCAP_PCS_LOST_SAMPLES = 0, WLCAP_PCS_LOST_RECORDS = 1, WLCAP_PCS_LOST_OVERFLOWS = 2 };
 
 typedef struct wlcap_dropped {
     uint64_t count;
@@ -247,8 +254,12 @@ enum wlcap_metric_type { WLCAP_METRIC_COUNTER = 0, WLCAP_METRIC_RATIO = 1, WLCAP
 typedef struct wlcap_metric_def {
     uint32_t metric_id, name_str, unit_str, metric_type;
     uint32_t device_id, num_passes;
-    uint32_t pad[2];
+    uint32_t replay; /* wlcap_metric_replay; 0 in captures made before it was recorded */
+    uint32_t pad;
 } wlcap_metric_def;
+/* How the values were collected: kernel replay (each kernel re-run once per pass; CUPTI then gives
+ * kernel records no timestamps) or, for a one-pass set, as the kernels ran. */
+enum wlcap_metric_replay { WLCAP_METRIC_REPLAY_UNKNOWN = 0, WLCAP_METRIC_REPLAY_KERNEL = 1, WLCAP_METRIC_REPLAY_NONE = 2 };
 static_assert(sizeof(wlcap_metric_def) == 32, "wlcap_metric_def layout");
 
 /* METRIC_RANGE: up to WLCAP_METRIC_CHUNK values of one profiled range (auto range = one kernel
@@ -318,6 +329,24 @@ typedef struct wlcap_pm_sample {
     double values[WLCAP_PM_CHUNK];
 } wlcap_pm_sample;
 static_assert(sizeof(wlcap_pm_sample) == 104, "wlcap_pm_sample layout");
+/* STALL_REASON (`warplens run --stalls`): the name CUPTI's PC sampling gives a stall-reason index on
+ * one device (indices are per device: GPUs of different architectures number them differently).
+ * reason_index WLCAP_STALL_STATUS is not a reason: name_str then says why PC sampling is off on
+ * that device. period_log2: the sampling period on that device, 2^period_log2 cycles. */
+#define WLCAP_STALL_STATUS 0xFFFFFFFFu
+typedef struct wlcap_stall_reason {
+    uint32_t device_id, reason_index, name_str, period_log2;
+} wlcap_stall_reason;
+static_assert(sizeof(wlcap_stall_reason) == 16, "wlcap_stall_reason layout");
+
+/* KERNEL_STALL: warp samples of one kernel launch (CUPTI's correlation id, as in KERNEL records)
+ * with one stall reason (an index of that device's STALL_REASON records). A launch's samples may
+ * arrive in several records with the same key: readers add them up. */
+typedef struct wlcap_kernel_stall {
+    uint32_t correlation_id, device_id, reason_index, pad;
+    uint64_t samples;
+} wlcap_kernel_stall;
+static_assert(sizeof(wlcap_kernel_stall) == 24, "wlcap_kernel_stall layout");
 
 enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
 
@@ -330,6 +359,18 @@ enum wl_record_mask {
     WL_RECORD_SYNC = 1u << 4,
     WL_RECORD_ALL = 0x1f
 };
+
+/* `warplens run --stalls [--pc-period N]` (WARPLENS_PC_PERIOD): one warp sample per SM every 2^N
+ * cycles; CUPTI accepts 5..31. Default 2^14 = 16,384 cycles, ~9 us at an H100's 1.755 GHz: a 100 us
+ * kernel on 132 SMs still gets ~1,400 samples (stall shares to a few percent; a name's calls add up),
+ * while the whole GPU produces ~14 M samples/s, a stream CUPTI's hardware buffer (512 MB, drained by
+ * its worker threads every 100 ms) should hold; each step down doubles CUPTI's decoding work and
+ * the risk of dropped samples, for kernels too short to get enough samples otherwise. */
+#define WL_PC_PERIOD_MIN 5
+#define WL_PC_PERIOD_MAX 31
+#define WL_PC_PERIOD_DEFAULT 14
+/* Stall-reason indices a capture may use (CUPTI numbers about 40 reasons from 0 on sm_90). */
+#define WLCAP_STALL_INDEX_MAX 4096u
 
 /* Parses "kernels,memcpy,api,nvtx,sync" or "all" into a mask; returns -1 and names the bad word. */
 int wl_record_mask_parse(const char *spec, uint32_t *mask, char *bad, int bad_size);

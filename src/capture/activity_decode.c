@@ -4,6 +4,7 @@
 #include "capture/inkernel_capture.h"
 
 #include <cupti.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "common/log.h"
@@ -147,6 +148,37 @@ static void put_extcorr(const CUpti_ActivityExternalCorrelation *e)
     wl_capw_record(WLCAP_EXTCORR, &r, sizeof r);
 }
 
+/* The range profiler launches kernels of its own under the application's correlation ids (WaitNs
+ * before each range without replay, tools_memcmp around kernel replay): they are CUPTI's, not the
+ * program's, and would make every profiled launch look like two kernels. Matched as plain or
+ * Itanium-mangled names ("_Z6WaitNs..."). */
+static int is_profiler_kernel(const char *name)
+{
+    static const char *const own[] = {"WaitNs", "tools_memcmp"};
+    if (!name)
+        return 0;
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
+        size_t n = strlen(own[i]);
+        if (!strcmp(name, own[i]))
+            return 1;
+        char prefix[24];
+        int len = snprintf(prefix, sizeof prefix, "_Z%zu%s", n, own[i]);
+        if (len > 0 && !strncmp(name, prefix, (size_t)len))
+            return 1;
+    }
+    return 0;
+}
+
+static void put_program_kernel(const CUpti_ActivityKernel10 *k)
+{
+    if (wl_metrics_enabled() && is_profiler_kernel(k->name)) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "metrics: the range profiler's own kernels (%s, ...) are kept out of the session", k->name);
+        return;
+    }
+    put_kernel(k);
+}
+
 void wl_decode_activity_buffer(uint8_t *buf, size_t valid)
 {
     CUpti_Activity *rec = NULL;
@@ -166,7 +198,7 @@ void wl_decode_activity_buffer(uint8_t *buf, size_t valid)
         case CUPTI_ACTIVITY_KIND_KERNEL:
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
             if (!wl_internal_corr_is(((const CUpti_ActivityKernel10 *)rec)->correlationId))
-                put_kernel((const CUpti_ActivityKernel10 *)rec);
+                put_program_kernel((const CUpti_ActivityKernel10 *)rec);
             break;
         case CUPTI_ACTIVITY_KIND_MEMCPY:
             if (!wl_internal_corr_is(((const CUpti_ActivityMemcpy6 *)rec)->correlationId))

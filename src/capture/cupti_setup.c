@@ -67,6 +67,7 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
             uint32_t dev = 0;
             if (cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
                 wl_pm_context_destroying(dev);
+            wl_stalls_context_destroyed(rd->context);
             wl_cupti_flush(1);
         }
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
@@ -78,6 +79,8 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
             wl_api_callback(domain, cbid, data);
         if (metrics_launch)
             wl_metrics_launch(cbid, data);
+        else if (wl_stalls_enabled() && wl_metrics_is_launch(cbid))
+            wl_stalls_launch(cbid, data);
     }
 }
 
@@ -148,11 +151,12 @@ int wl_cupti_start(const wl_config *cfg)
      * intercepts every stream/event call PyTorch makes (bench/results/overhead-sync-finding.md) */
     if (cfg->record_mask & (WL_RECORD_API | WL_RECORD_SYNC))
         wl_api_callbacks_enable(g_subscriber, cfg->record_mask);
-    if (wl_metrics_init()) {
+    int metrics = wl_metrics_init();
+    if (metrics || wl_stalls_init()) { /* stalls refuse to start while metrics are on */
         for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
             if (wl_metrics_is_launch(cbid))
                 check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                      "enabling a launch callback for metrics");
+                      metrics ? "enabling a launch callback for metrics" : "enabling a launch callback for PC sampling");
     }
     return 0;
 }

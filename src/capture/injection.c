@@ -39,6 +39,7 @@ static void shutdown_recorder(uint32_t reason)
     if (cuCtxGetCurrent(&ctx) == CUDA_SUCCESS && ctx)
         (void)cuCtxSynchronize(); /* at exit the context may be gone; that is not an error here */
     wl_metrics_stop();        /* the last batch of ranges, while the writer still runs */
+    wl_stalls_stop();         /* the last kernel's warp samples, likewise */
     wl_cupti_stop();
     wl_pm_stop();   /* after the activity flush: its last decode, then CUPTI's PM objects go */
     wl_nvml_stop(); /* its last samples close the final windows; the writer drains them below */

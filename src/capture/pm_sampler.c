@@ -100,10 +100,15 @@ static int read_settings(void)
     const char *spec = getenv("WARPLENS_PM_SAMPLING");
     if (!spec || !*spec)
         return -1;
-    const char *metrics = getenv("WARPLENS_METRICS");
+    const char *metrics = getenv("WARPLENS_METRICS"), *pc = getenv("WARPLENS_PC_SAMPLING");
     if (metrics && *metrics) {
         wl_log("PM sampling is off: it cannot run together with hardware metrics (WARPLENS_METRICS), which take"
-               " the same performance counters and replay kernels; tracing continues");
+               " the same performance counters and profile kernels one at a time; tracing continues");
+        return -1;
+    }
+    if (pc && *pc && strcmp(pc, "0") != 0) {
+        wl_log("PM sampling is off: it cannot run together with warp stall sampling (WARPLENS_PC_SAMPLING), which"
+               " takes the GPU's profiling hardware and runs kernels one at a time; tracing continues");
         return -1;
     }
     char err[400];

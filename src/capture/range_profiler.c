@@ -1,12 +1,17 @@
 /* Hardware metrics per kernel (`warplens run --metrics`) with CUPTI's range profiler: auto range
- * (one range per kernel launch) and kernel replay (CUPTI re-runs each kernel once per pass, which
- * serialises kernels: metrics mode changes the timeline's timing).
+ * (one range per kernel launch, kernels serialised). A metric set of one pass is collected as the
+ * kernels run (user replay with a single pass); more passes need kernel replay (CUPTI re-runs
+ * each kernel once per pass, saving and restoring device memory around it). Either way metrics
+ * mode changes the timeline's timing.
  *
  * Identity: each launch callback records the launch's correlation id in the context's slot list
  * while holding the context's lock from launch entry to exit, so the n-th range CUPTI produces in
  * a batch is the n-th slot. A batch whose range count differs from its launch count is not
- * guessed at: its ranges are written with correlation id 0 (counted, reported once). Graph
- * launches are batches of their own, attributed to the graph launch's correlation id.
+ * guessed at: its ranges are written with correlation id 0 (counted, reported once). Launches
+ * into a capturing stream run nothing and take no slot. Graph launches are not profiled: the
+ * profiler is stopped around cuGraphLaunch (a graph's kernels share one correlation id, so their
+ * ranges could not be told apart anyway, and stopping right after a graph launch failed on the
+ * H100 without replay).
  *
  * No range limit: every WARPLENS_METRICS_BATCH launches (at a launch boundary) the counter data
  * is stopped, decoded, evaluated and re-initialised, so memory stays bounded and no range is lost.
@@ -33,7 +38,6 @@
 #define MAX_CTX 16
 #define DEFAULT_BATCH 1000
 #define RING_CAPACITY (1u << 15)
-#define SLOT_GRAPH (1ull << 32) /* slot flag: the launch was a graph launch */
 
 enum { M_OFF = 0, M_RUNNING, M_FAILED };
 
@@ -43,6 +47,7 @@ typedef struct mctx {
     int state;
     _Atomic int defs_pending;         /* METRIC_DEF records not yet written (writer thread) */
     size_t num_passes;
+    CUpti_ProfilerReplayMode replay;  /* kernel replay, or user replay when one pass suffices */
     char status[200];                 /* why metrics are off on this context ("" when running) */
     CUpti_RangeProfiler_Object *obj;
     CUpti_Profiler_Host_Object *host;
@@ -51,7 +56,7 @@ typedef struct mctx {
     uint8_t *availability;      /* counter availability image: the host object refers to it */
     uint8_t *counter;
     size_t counter_size;
-    uint64_t *slots;                  /* correlation id | SLOT_GRAPH, one per launch in the batch */
+    uint32_t *slots;                  /* correlation id, one per launch in the batch */
     size_t nslots;
     uint64_t next_range;
     pthread_mutex_t lock;
@@ -236,7 +241,7 @@ static CUptiResult init_counter_data(mctx *m)
     sp.counterDataImageSize = m->counter_size;
     sp.pCounterDataImage = m->counter;
     sp.range = CUPTI_AutoRange;
-    sp.replayMode = CUPTI_KernelReplay;
+    sp.replayMode = m->replay;
     sp.maxRangesPerPass = g_batch;
     sp.numNestingLevels = 1;
     sp.minNestingLevel = 1;
@@ -250,6 +255,19 @@ static CUptiResult init_counter_data(mctx *m)
     start.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
     start.pRangeProfilerObject = m->obj;
     return cuptiRangeProfilerStart(&start);
+}
+
+/* One pass needs no replay: with user replay and auto range CUPTI still gives each kernel its
+ * own range but runs it once, without saving and restoring device memory around each pass, which
+ * is what makes kernel replay cost milliseconds per kernel. More passes need kernel replay: an
+ * unmodified program cannot replay itself. WARPLENS_METRICS_REPLAY=kernel forces kernel replay
+ * (for comparing the two in bench/). */
+static CUpti_ProfilerReplayMode choose_replay(size_t passes)
+{
+    const char *force = getenv("WARPLENS_METRICS_REPLAY");
+    if (force && !strcmp(force, "kernel"))
+        return CUPTI_KernelReplay;
+    return passes == 1 ? CUPTI_UserReplay : CUPTI_KernelReplay;
 }
 
 #define TRY(call, what)                                                                                        \
@@ -365,6 +383,7 @@ static int setup(mctx *m)
     np.pConfigImage = m->config;
     TRY(cuptiProfilerHostGetNumOfPasses(&np), "counting replay passes");
     m->num_passes = np.numOfPasses;
+    m->replay = choose_replay(m->num_passes);
 
     CUpti_RangeProfiler_Enable_Params en;
     memset(&en, 0, sizeof en);
@@ -393,9 +412,15 @@ static int setup(mctx *m)
     m->state = M_RUNNING;
     m->defs_pending = 1;
     atomic_store(&g_defs_ready, 1);
-    wl_log("hardware metrics on GPU %u: %d metrics in %zu replay pass%s per kernel; kernels are serialised and"
-           " replayed, so timings differ from an unprofiled run",
-           m->device_id, g_count, m->num_passes, m->num_passes == 1 ? "" : "es");
+    if (m->replay == CUPTI_UserReplay)
+        wl_log("hardware metrics on GPU %u: %d metrics in 1 pass, collected as kernels run (no replay); kernels"
+               " are serialised, so timings differ from an unprofiled run",
+               m->device_id, g_count);
+    else
+        wl_log("hardware metrics on GPU %u: %d metrics in %zu replay pass%s per kernel; kernels are serialised and"
+               " replayed (device memory saved and restored around each pass), so timings differ from an"
+               " unprofiled run",
+               m->device_id, g_count, m->num_passes, m->num_passes == 1 ? "" : "es");
     return 0;
 }
 
@@ -441,6 +466,11 @@ static void flush(mctx *m, int restart)
         explain(m, "stopping the range profiler", st);
         return;
     }
+    if (m->replay == CUPTI_UserReplay && !sp.isAllPassSubmitted) {
+        /* one pass was configured: CUPTI asking for another would mean ranges without values */
+        explain(m, "collecting without replay (CUPTI asked for another pass)", CUPTI_ERROR_NOT_SUPPORTED);
+        return;
+    }
     CUpti_RangeProfiler_DecodeData_Params dd;
     memset(&dd, 0, sizeof dd);
     dd.structSize = CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE;
@@ -462,10 +492,9 @@ static void flush(mctx *m, int restart)
         explain(m, "reading the number of ranges", st);
         return;
     }
-    /* identity: range i is slot i only when the counts agree; a graph batch belongs to its launch */
+    /* identity: range i is slot i only when the counts agree */
     int by_slot = gi.numTotalRanges == m->nslots;
-    uint32_t graph_corr = (m->nslots == 1 && (m->slots[0] & SLOT_GRAPH)) ? (uint32_t)m->slots[0] : 0;
-    if (!by_slot && !graph_corr && gi.numTotalRanges) {
+    if (!by_slot && gi.numTotalRanges) {
         atomic_fetch_add(&g_unattributed, gi.numTotalRanges);
         wl_log_once(&g_unattributed_once,
                     "metrics: %zu ranges for %zu launches in one batch on GPU %u; such ranges are kept without a"
@@ -489,7 +518,7 @@ static void flush(mctx *m, int restart)
             explain(m, "evaluating metric values", st);
             return;
         }
-        uint32_t corr = graph_corr ? graph_corr : by_slot ? (uint32_t)m->slots[i] : 0;
+        uint32_t corr = by_slot ? m->slots[i] : 0;
         push_range(m->next_range++, corr, m->device_id, values);
     }
     wl_pool_wake();
@@ -584,8 +613,38 @@ int wl_metrics_is_launch(uint32_t cbid)
     }
 }
 
+/* The stream a launch goes to (NULL: the legacy stream, or parameters not readable). */
+static CUstream launch_stream(uint32_t cbid, const void *params)
+{
+    if (!params)
+        return NULL;
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: return ((const cuLaunchKernel_params *)params)->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
+        return ((const cuLaunchCooperativeKernel_params *)params)->hStream;
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
+    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
+        const CUlaunchConfig *c = ((const cuLaunchKernelEx_params *)params)->config;
+        return c ? c->hStream : NULL;
+    }
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
+    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: return ((const cuGraphLaunch_params *)params)->hStream;
+    default: return NULL;
+    }
+}
+
+/* A launch into a stream being captured adds a node to a graph and runs nothing: no range. */
+static int into_capture(uint32_t cbid, const void *params)
+{
+    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+    CUresult st = cuStreamIsCapturing(launch_stream(cbid, params), &cs);
+    return st == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 /* Launch callback (application thread): the context's lock is held from entry to exit so that
- * slot order is CUPTI's range order. */
+ * slot order is CUPTI's range order. A graph launch runs with the profiler stopped. */
 void wl_metrics_launch(uint32_t cbid, const void *data)
 {
     const CUpti_CallbackData *cd = data;
@@ -595,10 +654,15 @@ void wl_metrics_launch(uint32_t cbid, const void *data)
             return;
         t_held = NULL;
         CUresult rv = cd->functionReturnValue ? *(const CUresult *)cd->functionReturnValue : CUDA_SUCCESS;
-        if (rv != CUDA_SUCCESS && m->nslots)
+        if (is_graph_launch(cbid)) {
+            if (m->state == M_RUNNING) {
+                CUptiResult st = init_counter_data(m);
+                if (st != CUPTI_SUCCESS)
+                    explain(m, "restarting the range profiler after a graph launch", st);
+            }
+        } else if (rv != CUDA_SUCCESS && m->nslots) {
             m->nslots--; /* a failed launch makes no range */
-        if (is_graph_launch(cbid))
-            flush(m, 1);
+        }
         if (m->state != M_RUNNING)
             teardown(m);
         pthread_mutex_unlock(&m->lock);
@@ -609,20 +673,27 @@ void wl_metrics_launch(uint32_t cbid, const void *data)
     CUcontext ctx = cd->context;
     if (!ctx && cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
         return;
-    if (!ctx)
+    if (!ctx || into_capture(cbid, cd->functionParams))
         return;
     mctx *m = context_state(ctx);
     if (!m || m->state != M_RUNNING)
         return;
     pthread_mutex_lock(&m->lock);
-    if (m->state == M_RUNNING && (m->nslots >= g_batch || (is_graph_launch(cbid) && m->nslots)))
-        flush(m, 1);
+    int graph = is_graph_launch(cbid);
+    if (m->state == M_RUNNING && (graph || m->nslots >= g_batch))
+        flush(m, !graph); /* a graph launch: stop and decode now, restart at its exit */
     if (m->state != M_RUNNING) {
         teardown(m);
         pthread_mutex_unlock(&m->lock);
         return;
     }
-    m->slots[m->nslots++] = cd->correlationId | (is_graph_launch(cbid) ? SLOT_GRAPH : 0);
+    if (!graph) {
+        m->slots[m->nslots++] = cd->correlationId;
+    } else {
+        static atomic_flag graph_once = ATOMIC_FLAG_INIT;
+        wl_log_once(&graph_once, "metrics: kernels of CUDA graph launches are not profiled (the range profiler is"
+                                 " stopped around cuGraphLaunch); they are traced as usual");
+    }
     t_held = m;
 }
 
@@ -666,13 +737,16 @@ void wl_metrics_drain(void)
             m->defs_pending = 0;
             if (m->state == M_FAILED && m->status[0]) {
                 /* metric_id ~0: the configuration's status line, no metric */
-                wlcap_metric_def d = {UINT32_MAX, wl_capw_string(m->status), 0, 0, m->device_id, 0, {0, 0}};
+                wlcap_metric_def d = {UINT32_MAX, wl_capw_string(m->status), 0, 0, m->device_id, 0, 0, 0};
                 wl_capw_record(WLCAP_METRIC_DEF, &d, sizeof d);
                 continue;
             }
             for (int k = 0; k < g_count; k++) {
                 wlcap_metric_def d = {(uint32_t)k, wl_capw_string(g_names[k]), wl_capw_string(g_units[k]),
-                                      g_types[k], m->device_id, (uint32_t)m->num_passes, {0, 0}};
+                                      g_types[k], m->device_id, (uint32_t)m->num_passes,
+                                      m->replay == CUPTI_UserReplay ? WLCAP_METRIC_REPLAY_NONE
+                                                                    : WLCAP_METRIC_REPLAY_KERNEL,
+                                      0};
                 wl_capw_record(WLCAP_METRIC_DEF, &d, sizeof d);
             }
         }

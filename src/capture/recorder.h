@@ -143,6 +143,30 @@ void wl_metrics_stop(void);
 void wl_metrics_drain(void);
 int wl_api_callbacks_has(uint32_t cbid);        /* api_callbacks.c: the API recorder hooked cbid */
 
+/* pc_sampling.c: warp stall reasons per kernel from CUPTI PC sampling (WARPLENS_PC_SAMPLING). init
+ * reads the environment (1 when on; refused while metrics are on); launch runs in the driver launch
+ * callbacks (set-up at a context's first launch entry, collection at every launch exit); drain
+ * runs on the writer thread; stop and context_destroyed collect what is left and disable. */
+int wl_stalls_init(void);
+int wl_stalls_enabled(void);
+void wl_stalls_launch(uint32_t cbid, const void *cbdata);
+void wl_stalls_context_destroyed(void *ctx);
+void wl_stalls_stop(void);
+void wl_stalls_drain(void);
+
+/* pc_names.c: CUPTI's PC-record function names, each allocation freed exactly once. A batch is
+ * one cuptiPCSamplingGetData result; its set of copies to free is sized for max_records. */
+typedef struct wl_pc_names_batch {
+    char **fresh;
+    uint32_t cap, used;
+} wl_pc_names_batch;
+int wl_pc_names_batch_init(wl_pc_names_batch *b, uint32_t max_records);
+void wl_pc_names_note(wl_pc_names_batch *b, uint64_t cubin_crc, uint32_t function_index, char *name);
+void wl_pc_names_end_batch(wl_pc_names_batch *b);  /* frees the batch's fresh copies */
+void wl_pc_names_batch_free(wl_pc_names_batch *b);
+void wl_pc_names_release_all(void);                /* the kept names, after PC sampling ended */
+void wl_pc_names_stats(unsigned *kept, int *fresh_seen); /* for WARPLENS_PC_DEBUG */
+
 /* recorder state */
 enum wl_state { WL_STATE_OFF = 0, WL_STATE_RUNNING, WL_STATE_STOPPED, WL_STATE_FORKED_CHILD };
 extern atomic_int wl_state;

@@ -112,6 +112,7 @@ static void drain(void)
     while (wl_mpsc_pop(&wl_api_ring, &api))
         write_api(&api);
     wl_metrics_drain();
+    wl_stalls_drain();
     uint64_t lost = wl_mpsc_take_dropped(&wl_event_ring);
     if (lost) {
         wlcap_dropped r = {lost, WLCAP_DROP_EVENTS, 0, 0, 0};

@@ -97,7 +97,7 @@ const char *const WL_SCHEMA_SQL =
     /* hardware metrics (`warplens run --metrics`); sessions made before them lack these tables */
     "CREATE TABLE metric (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, unit TEXT, metric_type TEXT);\n"
     "CREATE TABLE metric_config (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, num_passes INTEGER,\n"
-    "  status TEXT, PRIMARY KEY (pid, device_id));\n"
+    "  status TEXT, replay TEXT, PRIMARY KEY (pid, device_id));\n"
     "CREATE TABLE kernel_metric (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, range_index INTEGER NOT NULL,\n"
     "  correlation_id INTEGER NOT NULL, kernel_id INTEGER, metric_id INTEGER NOT NULL REFERENCES metric(id),\n"
     "  value REAL);\n"
@@ -114,6 +114,13 @@ const char *const WL_SCHEMA_SQL =
     "CREATE TABLE pm_sample (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, sample_index INTEGER NOT NULL,\n"
     "  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, metric_index INTEGER NOT NULL, value REAL,\n"
     "  PRIMARY KEY (pid, device_id, start_ns, sample_index, metric_index)) WITHOUT ROWID;\n"
+    /* warp stall reasons (`warplens run --stalls`); sessions made before them lack these tables */
+    "CREATE TABLE stall_reason (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
+    "CREATE TABLE stall_config (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, period_log2 INTEGER,\n"
+    "  status TEXT, PRIMARY KEY (pid, device_id));\n"
+    "CREATE TABLE kernel_stall (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, correlation_id INTEGER NOT NULL,\n"
+    "  kernel_id INTEGER, reason_id INTEGER NOT NULL REFERENCES stall_reason(id), samples INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (pid, device_id, correlation_id, reason_id));\n"
     "CREATE INDEX kernel_by_name ON kernel(name_id);\n"
     "CREATE INDEX kernel_by_start ON kernel(start_ns);\n"
     "CREATE INDEX kernel_by_corr ON kernel(pid, correlation_id);\n"

@@ -12,7 +12,7 @@ enum { M_FIND, M_ADD, M_CONFIG, M_VALUE };
 static const char *const SQL[4] = {
     [M_FIND] = "SELECT id FROM metric WHERE name = ?",
     [M_ADD] = "INSERT INTO metric (name, unit, metric_type) VALUES (?,?,?)",
-    [M_CONFIG] = "INSERT OR REPLACE INTO metric_config (pid, device_id, num_passes, status) VALUES (?,?,?,?)",
+    [M_CONFIG] = "INSERT OR REPLACE INTO metric_config (pid, device_id, num_passes, status, replay) VALUES (?,?,?,?,?)",
     [M_VALUE] = "INSERT INTO kernel_metric (pid, device_id, range_index, correlation_id, metric_id, value)"
                 " VALUES (?,?,?,?,?,?)",
 };
@@ -48,6 +48,8 @@ int wl_imp_metric_def(import_ctx *c, const wlcap_metric_def *d, size_t offset)
         return wl_imp_step(c, s);
     }
     wl_imp_bind_u64(s, 3, d->num_passes);
+    if (d->replay == WLCAP_METRIC_REPLAY_KERNEL || d->replay == WLCAP_METRIC_REPLAY_NONE)
+        sqlite3_bind_text(s, 5, d->replay == WLCAP_METRIC_REPLAY_KERNEL ? "kernel" : "none", -1, SQLITE_STATIC);
     if (wl_imp_step(c, s))
         return -1;
     if (d->metric_id >= WLCAP_METRIC_IDS || !wl_imp_str(c, d->name_str))

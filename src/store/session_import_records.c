@@ -440,6 +440,14 @@ static int on_dropped(import_ctx *c, const wlcap_dropped *d)
                                    : "PM samples lost: the sample ring was full");
         return add_lost(c, "pm_samples", d->count, detail);
     }
+    case WLCAP_DROP_PCSAMPLING:
+        return d->stream_id == WLCAP_PCS_LOST_RECORDS
+                   ? add_lost(c, "stall_records", d->count, "warp stall records lost: the recorder's stall ring was full")
+               : d->stream_id == WLCAP_PCS_LOST_OVERFLOWS
+                   ? add_lost(c, "pc_buffer_overflows", d->count,
+                              "times CUPTI's PC-sampling hardware buffer filled up (samples lost, count unknown)")
+                   : add_lost(c, "pc_samples_dropped", d->count,
+                              "warp samples dropped by the hardware or CUPTI, or with a reason CUPTI did not name");
     default: return add_lost(c, "other", d->count, NULL);
     }
 }
@@ -545,6 +553,8 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_device_sample device_sample;
         wlcap_pm_metric_def pm_metric_def;
         wlcap_pm_sample pm_sample;
+        wlcap_stall_reason stall_reason;
+        wlcap_kernel_stall kernel_stall;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -582,6 +592,8 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_DEVICE_SAMPLE: return on_device_sample(c, &u.device_sample);
     case WLCAP_PM_METRIC_DEF: return wl_imp_pm_metric_def(c, &u.pm_metric_def, offset);
     case WLCAP_PM_SAMPLE: return wl_imp_pm_sample(c, &u.pm_sample, offset);
+    case WLCAP_STALL_REASON: return wl_imp_stall_reason(c, &u.stall_reason, offset);
+    case WLCAP_KERNEL_STALL: return wl_imp_kernel_stall(c, &u.kernel_stall, offset);
     default: return 0;
     }
 }
@@ -597,6 +609,7 @@ void wl_imp_free_ctx(import_ctx *c)
     wl_id_map_free(&c->nvtx);
     wl_imp_metric_free(c);
     wl_imp_pm_free(c);
+    wl_imp_stall_free(c);
     for (int d = 0; d < 3; d++)
         for (int i = 0; i < 1024; i++)
             free(c->api_names[d][i]);

@@ -46,6 +46,9 @@ int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set 
         }
         sqlite3_finalize(st);
     }
+    m->kernel_replay = !wl_sql_has_column(s->db, "metric_config", "replay") ||
+                       wl_sql_scalar_u64(s->db, "SELECT count(*) FROM metric_config WHERE status IS NULL AND"
+                                                " coalesce(replay, 'kernel') = 'kernel'") > 0;
     /* metric ids are the metric table's rows; index them densely in id order */
     int64_t ids[WL_METRICS_MAX];
     if (sqlite3_prepare_v2(s->db, "SELECT id, name FROM metric ORDER BY id", -1, &st, NULL) != SQLITE_OK)

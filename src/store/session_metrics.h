@@ -15,6 +15,8 @@ typedef struct wl_metric_set {
     int n;                                         /* metrics (0: the session has none) */
     char names[WL_METRICS_MAX][WL_METRIC_NAME_MAX];
     int max_passes;                                /* replay passes (largest over devices) */
+    int kernel_replay;                             /* 1: some device replayed kernels (or the session
+                                                    * predates the replay column): no kernel timestamps */
     uint64_t ranges, unlinked;                     /* ranges recorded; those without a kernel */
     char status[200];                              /* why metrics were off somewhere ("" if not) */
     int ngroups;

@@ -142,6 +142,12 @@ static const char *const LINK_SQL =
     "  AND k.correlation_id = kernel_metric.correlation_id AND k.device_id = kernel_metric.device_id\n"
     "  AND (SELECT count(*) FROM kernel k2 WHERE k2.pid = k.pid AND k2.correlation_id = k.correlation_id) = 1;\n"
     "CREATE INDEX kernel_metric_by_kernel ON kernel_metric(kernel_id);\n"
+    /* warp stall samples likewise (a graph launch's kernels share one correlation id) */
+    "UPDATE kernel_stall SET kernel_id = k.id FROM kernel k\n"
+    "  WHERE kernel_stall.correlation_id != 0 AND k.pid = kernel_stall.pid\n"
+    "  AND k.correlation_id = kernel_stall.correlation_id AND k.device_id = kernel_stall.device_id\n"
+    "  AND (SELECT count(*) FROM kernel k2 WHERE k2.pid = k.pid AND k2.correlation_id = k.correlation_id) = 1;\n"
+    "CREATE INDEX kernel_stall_by_kernel ON kernel_stall(kernel_id);\n"
     "UPDATE sync SET api_id = a.id, tid = a.tid FROM api_call a\n"
     "  WHERE a.pid = sync.pid AND a.correlation_id = sync.correlation_id;\n"
     /* synchronisation waits from the sync API calls (captures before CUPTI sync records were
@@ -154,7 +160,8 @@ static const char *const LINK_SQL =
     "  WHERE a.category = 'sync' AND NOT EXISTS (SELECT 1 FROM sync s WHERE s.pid = a.pid);\n"
     "INSERT INTO lost (pid, source, count, detail) SELECT pid, 'kernel_no_timestamp', count(*),\n"
     "  'kernel records without start/end (CUPTI device buffers ran out)' FROM kernel\n"
-    "  WHERE has_timestamps = 0 GROUP BY pid;\n"
+    "  WHERE has_timestamps = 0 AND pid NOT IN (SELECT pid FROM metric_config WHERE replay = 'kernel')\n"
+    "  GROUP BY pid;\n" /* kernel replay: CUPTI never times replayed kernels; nothing was lost */
     "INSERT OR IGNORE INTO thread (pid, tid, name, name_source)\n"
     "  SELECT DISTINCT pid, tid, NULL, 'none' FROM api_call;\n";
 

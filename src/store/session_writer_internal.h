@@ -57,6 +57,12 @@ typedef struct import_ctx {
     uint32_t pm_device[WLCAP_PM_DEVICES];
     uint64_t pm_defined[WLCAP_PM_DEVICES];
     int pm_ndevices;
+    /* warp stall samples (session_import_stalls.c): statements, and the stall_reason row of each
+     * (device, reason index) the capture defined, in an open-addressing table */
+    sqlite3_stmt *stall_st[4];
+    uint64_t *stall_keys;    /* (device << 32 | index) + 1; 0 = empty */
+    int64_t *stall_rows;
+    uint32_t stall_cap, stall_used;
     char *err;
     size_t err_size;
 } import_ctx;
@@ -84,6 +90,10 @@ void wl_imp_metric_free(import_ctx *c);
 int wl_imp_pm_metric_def(import_ctx *c, const wlcap_pm_metric_def *d, size_t offset);
 int wl_imp_pm_sample(import_ctx *c, const wlcap_pm_sample *r, size_t offset);
 void wl_imp_pm_free(import_ctx *c);
+/* warp stall records (session_import_stalls.c) */
+int wl_imp_stall_reason(import_ctx *c, const wlcap_stall_reason *r, size_t offset);
+int wl_imp_kernel_stall(import_ctx *c, const wlcap_kernel_stall *k, size_t offset);
+void wl_imp_stall_free(import_ctx *c);
 void wl_imp_free_ctx(import_ctx *c);
 
 #endif

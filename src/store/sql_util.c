@@ -21,6 +21,19 @@ uint64_t wl_sql_scalar_u64(sqlite3 *db, const char *sql)
     return v;
 }
 
+int wl_sql_has_column(sqlite3 *db, const char *table, const char *column)
+{
+    sqlite3_stmt *st;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_finalize(st);
+    }
+    return found;
+}
+
 int wl_sql_has_table(sqlite3 *db, const char *name)
 {
     sqlite3_stmt *st;

@@ -13,5 +13,7 @@ uint64_t wl_sql_scalar_u64(sqlite3 *db, const char *sql);
 /* 1 when the database has a table of that name. Tables added within schema version 1 (timer,
  * in-kernel, metrics, device samples) are missing from older sessions: readers ask first. */
 int wl_sql_has_table(sqlite3 *db, const char *name);
+/* 1 when the table has the column (columns added to a table after sessions with it existed). */
+int wl_sql_has_column(sqlite3 *db, const char *table, const char *column);
 
 #endif

@@ -109,6 +109,8 @@ grep -q "PM sampling is off on GPU 0: decoding samples failed (CUPTI_ERROR_UNKNO
 
 WARPLENS_METRICS=default WARPLENS_PM_SAMPLING=default "$DRV" r.wlcap 30 2>r.err && ok || bad "driver (with metrics)"
 grep -q "PM sampling is off: it cannot run together with hardware metrics" r.err && ok || bad "metrics conflict: $(cat r.err)"
+WARPLENS_PC_SAMPLING=1 WARPLENS_PM_SAMPLING=default "$DRV" r.wlcap 30 2>r.err && ok || bad "driver (with stalls)"
+grep -q "PM sampling is off: it cannot run together with warp stall sampling" r.err && ok || bad "stalls conflict: $(cat r.err)"
 
 WARPLENS_PM_SAMPLING=memroy "$DRV" r.wlcap 30 2>r.err && ok || bad "driver (bad preset)"
 grep -q "unknown PM sampling preset 'memroy' (did you mean memory?)" r.err && ok || bad "bad preset: $(cat r.err)"
@@ -155,6 +157,8 @@ FAKE_PM_CLOCK_OFFSET_MS=-120000 WARPLENS_PM_SAMPLING=default "$DRV" k.wlcap 50 2
     || bad "run --pm-sampling=LIST with a bad word"
 "$W" run --pm-sampling --metrics default -- true >/dev/null 2>r.err; [ $? = 2 ] \
     && grep -q -- "--pm-sampling and --metrics cannot be used together" r.err && ok || bad "run: --pm-sampling with --metrics"
+"$W" run --stalls --pm-sampling -- true >/dev/null 2>r.err; [ $? = 2 ] \
+    && grep -q -- "--pm-sampling and --stalls cannot be used together" r.err && ok || bad "run: --pm-sampling with --stalls"
 "$W" run --pm-sampling default --pm-interval 5 -- true >/dev/null 2>r.err; [ $? = 2 ] \
     && grep -q -- "--pm-interval must be 10..1000000 microseconds" r.err && ok || bad "run: --pm-interval 5"
 "$W" run --pm-interval 100 -- true >/dev/null 2>r.err; [ $? = 2 ] && grep -q -- "--pm-interval needs --pm-sampling" r.err \

@@ -1,7 +1,8 @@
 /* `warplens kernel <session> <name|id> [--call N]`: one kernel in detail: launch configuration,
  * resources, theoretical occupancy with every block limit, the timing chain from the launch call
  * to the end of execution, overlap with other streams, and for a name with many calls the
- * distribution of durations and a representative call. Fits 100 columns. */
+ * distribution of durations and a representative call; hardware metrics and warp stall reasons
+ * when the session has them. Fits 100 columns. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "store/session_kernels.h"
 #include "analysis/throughput.h"
 #include "samples_print.h"
+#include "stalls_print.h"
 #include "verbs.h"
 
 #define BAR 30
@@ -362,6 +364,7 @@ int cmd_kernel(int argc, char **argv)
     }
     print_panel(s, &p, nsum > 0 ? find_summary(sums, nsum, name_id) : NULL, wl_session_kernel_call_index(s, id), why);
     print_metric_panel(s, p.row.id, name_id);
+    print_stall_panel(s, p.row.id, name_id);
     rc = 0;
 out:
     pick_free(&p);

@@ -1,7 +1,8 @@
 /* `warplens kernels <session>`: one row per kernel name (GPU time with percentiles, launch
  * configuration, resources, theoretical occupancy and limiter, waves, queue and launch cost),
- * sortable by any column; `--calls` gives one row per launch with its occupancy instead. The
- * table fits 100 columns; --csv and --json carry every column and full names. */
+ * sortable by any column; `--calls` gives one row per launch with its occupancy instead, and
+ * `--stalls` the names' warp stall reasons. The table fits 100 columns; --csv and --json carry
+ * every column and full names (JSON with the metrics and stall reasons the session has). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -12,6 +13,7 @@
 #include "format.h"
 #include "kernel_format.h"
 #include "metrics_print.h"
+#include "stalls_print.h"
 #include "verbs.h"
 
 #define WIDTH 100
@@ -62,13 +64,16 @@ static const enum col_id DEFAULT_COLS[] = {C_TIME_PCT, C_TOTAL, C_CALLS, C_P50, 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: warplens kernels <session> [--sort COLUMN] [--reverse] [--top N] [--csv|--json]\n"
-                 "                        [--columns LIST] [--calls]\n"
+                 "                        [--columns LIST] [--calls | --stalls]\n"
                  "  --sort COLUMN   order by a column (numbers: largest first; text: A to Z)\n"
                  "  --reverse       the opposite order\n"
                  "  --top N         the first N rows only\n"
                  "  --csv, --json   every column with full names (JSON: an array of objects)\n"
                  "  --columns LIST  comma-separated columns of the table (name is always last)\n"
                  "  --calls         one row per launch, in launch order, with its occupancy\n"
+                 "  --stalls        the warp stall reasons of each name (sessions of `warplens run --stalls`):\n"
+                 "                  samples summed over the name's launches, top reasons in %% of samples;\n"
+                 "                  --csv: one row per (name, reason). --json always includes them.\n"
                  "columns:\n");
     for (int i = 0; i < N_COLS; i++)
         fprintf(out, "  %-15s %s\n", COLS[i].id, COLS[i].help);
@@ -161,7 +166,7 @@ static void json_num(FILE *o, double v, const char *fmt)
         fprintf(o, fmt, v);
 }
 
-static void print_json(const wl_kernel_table_row *rows, int n, const wl_metric_set *m)
+static void print_json(const wl_kernel_table_row *rows, int n, const wl_metric_set *m, const wl_stall_set *st)
 {
     printf("[");
     for (int i = 0; i < n; i++) {
@@ -206,6 +211,7 @@ static void print_json(const wl_kernel_table_row *rows, int n, const wl_metric_s
             printf(",\"tail_pct\":%.2f,\"active_sms\":%d", r->occ.waves.tail_pct, r->occ.waves.active_sms);
         printf(",\"occupancy_kind\":\"theoretical\"");
         print_metric_json(stdout, m, r->sum.name_id);
+        print_stall_json(stdout, st, r->sum.name_id);
         printf("}");
     }
     printf("\n]\n");
@@ -322,7 +328,7 @@ int kernels_calls(wl_session *s, int csv, int json, long long top); /* cmd_kerne
 int cmd_kernels(int argc, char **argv)
 {
     const char *path = NULL, *columns = NULL;
-    int csv = 0, json = 0, calls = 0, sort_set = 0;
+    int csv = 0, json = 0, calls = 0, sort_set = 0, stalls = 0;
     long long top = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -335,6 +341,8 @@ int cmd_kernels(int argc, char **argv)
             json = 1;
         } else if (!strcmp(a, "--calls")) {
             calls = 1;
+        } else if (!strcmp(a, "--stalls")) {
+            stalls = 1;
         } else if (!strcmp(a, "--reverse")) {
             g_reverse = 1;
         } else if ((!strcmp(a, "--sort") || !strcmp(a, "--top") || !strcmp(a, "--columns")) && i + 1 == argc) {
@@ -372,6 +380,14 @@ int cmd_kernels(int argc, char **argv)
         fprintf(stderr, "warplens kernels: --csv and --json exclude each other\n");
         return 2;
     }
+    if (calls && stalls) {
+        fprintf(stderr, "warplens kernels: --stalls is per kernel name; `warplens kernel SESSION ID` shows one launch's\n");
+        return 2;
+    }
+    if (stalls && columns) {
+        fprintf(stderr, "warplens kernels: --columns applies to the main table, not to --stalls\n");
+        return 2;
+    }
     if (calls && (sort_set || columns)) {
         fprintf(stderr, "warplens kernels: --calls lists launches in order; --sort and --columns do not apply\n");
         return 2;
@@ -405,23 +421,42 @@ int cmd_kernels(int argc, char **argv)
     wl_metric_set metrics;
     if (wl_session_metrics(s, WL_METRICS_BY_NAME, &metrics) != 0)
         fprintf(stderr, "warplens kernels: cannot read the hardware metrics of %s\n", path);
+    wl_stall_set stall_set;
+    if (wl_session_stalls(s, WL_STALLS_BY_NAME, -1, &stall_set) != 0)
+        fprintf(stderr, "warplens kernels: cannot read the warp stall samples of %s\n", path);
+    int64_t *ids = malloc((size_t)(shown ? shown : 1) * sizeof *ids);
+    char **names = malloc((size_t)(shown ? shown : 1) * sizeof *names);
+    char **short_names = malloc((size_t)(shown ? shown : 1) * sizeof *short_names);
+    uint64_t *ncalls = malloc((size_t)(shown ? shown : 1) * sizeof *ncalls);
+    int have = ids && names && short_names && ncalls;
+    for (int i = 0; have && i < shown; i++) {
+        ids[i] = rows[i].sum.name_id;
+        names[i] = (char *)(csv ? rows[i].name : shown_name(rows, n, i));
+        short_names[i] = (char *)rows[i].short_name;
+        ncalls[i] = rows[i].sum.calls;
+    }
     if (json) {
-        print_json(rows, shown, &metrics);
+        print_json(rows, shown, &metrics, &stall_set);
+    } else if (stalls && csv) {
+        if (have)
+            print_stall_csv(&stall_set, ids, names, short_names, shown);
+    } else if (stalls) {
+        if (have)
+            print_stall_table(&stall_set, ids, names, ncalls, shown);
     } else if (csv) {
         print_csv(rows, shown);
     } else {
         print_table(rows, n, shown, cols, ncols);
-        int64_t *ids = malloc((size_t)(shown ? shown : 1) * sizeof *ids);
-        char **names = malloc((size_t)(shown ? shown : 1) * sizeof *names);
-        for (int i = 0; ids && names && i < shown; i++) {
-            ids[i] = rows[i].sum.name_id;
-            names[i] = (char *)shown_name(rows, n, i);
-        }
-        if (ids && names)
+        if (have)
             print_metric_table(&metrics, ids, names, shown);
-        free(ids);
-        free(names);
+        if (stall_set.samples)
+            printf("\nWarp stall reasons were sampled: warplens kernels %s --stalls\n", path);
     }
+    free(ids);
+    free(names);
+    free(short_names);
+    free(ncalls);
+    wl_stall_set_free(&stall_set);
     wl_metric_set_free(&metrics);
     wl_kernel_table_free(rows, n);
     wl_session_close(s);

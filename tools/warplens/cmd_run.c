@@ -32,7 +32,8 @@ typedef struct run_options {
     const char *nvml_interval;
     const char *pm_sampling;  /* metric list or preset, NULL: off */
     const char *pm_interval;
-    int quiet, keep_capture, check_occupancy;
+    const char *pc_period;     /* --pc-period: log2 of the PC-sampling period in cycles */
+    int quiet, keep_capture, check_occupancy, stalls;
     char **argv; /* the program and its arguments */
 } run_options;
 
@@ -56,10 +57,16 @@ static void usage(FILE *out)
             "                         kernels run as usual): presets default, memory, compute and/or CUPTI\n"
             "                         metric names that fit one pass, comma-separated (default: default).\n"
             "                         The next word is taken as LIST unless it is the program to run;\n"
-            "                         --pm-sampling=LIST always is. Not with --metrics\n"
+            "                         --pm-sampling=LIST always is. Not with --metrics or --stalls\n"
             "  --pm-interval US       PM sampling interval in microseconds (default 100; 10..1000000)\n"
+            "  --stalls               warp stall reasons per kernel (CUPTI PC sampling): kernels run one at\n"
+            "                         a time, so timings change; not with --metrics (both need the GPU's\n"
+            "                         profiling hardware)\n"
+            "  --pc-period N          with --stalls: one warp sample per SM every 2^N cycles (5..31,\n"
+            "                         default %d); smaller samples short kernels better, costs more\n"
             "  -q, --quiet            print nothing but errors; the program's output is untouched\n"
-            "The exit status is the program's (128+N if it was killed by signal N).\n");
+            "The exit status is the program's (128+N if it was killed by signal N).\n",
+            WL_PC_PERIOD_DEFAULT);
 }
 
 /* After --pm-sampling, whether the next word is its list rather than the program: a preset, a
@@ -91,10 +98,11 @@ static int pm_list_word(const char *w)
 
 static int check_pm(const run_options *o)
 {
-    if (o->metrics) {
-        fprintf(stderr, "warplens run: --pm-sampling and --metrics cannot be used together: both take the GPU's"
-                        " performance counters, and --metrics replays and serialises kernels, which would break the"
-                        " sampled timeline. Run them separately.\n");
+    if (o->metrics || o->stalls) {
+        fprintf(stderr, "warplens run: --pm-sampling and %s cannot be used together: both take the GPU's profiling"
+                        " hardware, and %s profiles kernels one at a time, which would change the sampled timeline."
+                        " Run them separately.\n", o->metrics ? "--metrics" : "--stalls",
+                o->metrics ? "--metrics" : "--stalls");
         return -1;
     }
     static char names[WL_PM_METRICS_MAX][WL_METRIC_NAME_MAX];
@@ -133,6 +141,10 @@ static int parse(int argc, char **argv, run_options *o)
             o->output = argv[++i];
         } else if (!strcmp(a, "--metrics") && has_value) {
             o->metrics = argv[++i];
+        } else if (!strcmp(a, "--stalls")) {
+            o->stalls = 1;
+        } else if (!strcmp(a, "--pc-period") && has_value) {
+            o->pc_period = argv[++i];
         } else if (!strcmp(a, "--record") && has_value) {
             o->record = argv[++i];
         } else if (!strcmp(a, "--buffer-size") && has_value) {
@@ -156,7 +168,8 @@ static int parse(int argc, char **argv, run_options *o)
         } else if (a[0] == '-') {
             fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
                     (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
-                     !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pm-interval"))
+                     !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pm-interval") ||
+                     !strcmp(a, "--pc-period"))
                         ? " (needs a value)"
                         : "");
             usage(stderr);
@@ -186,6 +199,24 @@ static int parse(int argc, char **argv, run_options *o)
     if (o->pm_interval && !o->pm_sampling) {
         fprintf(stderr, "warplens run: --pm-interval needs --pm-sampling\n");
         return -1;
+    }
+    if (o->stalls && o->metrics) {
+        fprintf(stderr, "warplens run: --stalls and --metrics cannot run together: both need the GPU's profiling"
+                        " hardware (PC sampling and the range profiler); record them in two runs\n");
+        return -1;
+    }
+    if (o->pc_period) {
+        char *end;
+        long v = strtol(o->pc_period, &end, 10);
+        if (!o->stalls) {
+            fprintf(stderr, "warplens run: --pc-period goes with --stalls\n");
+            return -1;
+        }
+        if (*end || end == o->pc_period || v < WL_PC_PERIOD_MIN || v > WL_PC_PERIOD_MAX) {
+            fprintf(stderr, "warplens run: --pc-period must be %d..%d (the period is 2^N cycles), got '%s'\n",
+                    WL_PC_PERIOD_MIN, WL_PC_PERIOD_MAX, o->pc_period);
+            return -1;
+        }
     }
     if (wl_record_mask_parse(o->record, &mask, bad, sizeof bad) != 0) {
         fprintf(stderr, "warplens run: --record: unknown item '%s' (use kernels,memcpy,api,nvtx,sync or all)\n", bad);
@@ -479,6 +510,14 @@ int cmd_run(int argc, char **argv)
         snprintf(us, sizeof us, "%u", WL_PM_DEFAULT_INTERVAL_US);
         setenv("WARPLENS_PM_INTERVAL_US", o.pm_interval ? o.pm_interval : us, 1);
     }
+    if (o.stalls) {
+        char period[16];
+        snprintf(period, sizeof period, "%s", o.pc_period ? o.pc_period : "");
+        if (!period[0])
+            snprintf(period, sizeof period, "%d", WL_PC_PERIOD_DEFAULT);
+        setenv("WARPLENS_PC_SAMPLING", "1", 1);
+        setenv("WARPLENS_PC_PERIOD", period, 1);
+    }
     uint32_t mask = 0;
     wl_record_mask_parse(o.record, &mask, NULL, 0);
     /* The recorder is also NVTX's injection library: it starts recording at the first NVTX call
@@ -529,6 +568,8 @@ int cmd_run(int argc, char **argv)
     int nmeta = 5; /* the list ends at the first NULL key */
     if (o.metrics)
         meta[nmeta++] = (session_meta_kv){"metrics", o.metrics};
+    else if (o.stalls)
+        meta[nmeta++] = (session_meta_kv){"stalls", getenv("WARPLENS_PC_PERIOD")};
     if (o.pm_sampling)
         meta[nmeta++] = (session_meta_kv){"pm_sampling", o.pm_sampling};
     if (WIFSIGNALED(status))

@@ -107,8 +107,11 @@ void print_metric_panel(wl_session *s, int64_t kernel_id, int64_t name_id)
         return;
     }
     const wl_metric_acc *a = wl_metric_set_find(&one, kernel_id);
-    printf("\nhardware metrics (%d replay pass%s; kernel replay serialises kernels)\n", one.max_passes,
-           one.max_passes == 1 ? "" : "es");
+    if (one.kernel_replay)
+        printf("\nhardware metrics (%d replay pass%s; kernel replay serialises kernels)\n", one.max_passes,
+               one.max_passes == 1 ? "" : "es");
+    else
+        printf("\nhardware metrics (1 pass, no replay; kernels serialised)\n");
     if (a)
         panel_lines("this call", a);
     else
@@ -130,12 +133,17 @@ void print_metric_run_note(wl_session *s)
     wl_metric_set m;
     if (wl_session_metrics(s, WL_METRICS_BY_NAME, &m) != 0)
         return;
-    if (m.n)
+    if (m.n && m.kernel_replay)
         printf("\nHardware metrics: %d metrics for %llu kernel ranges (%llu not tied to a kernel), %d replay pass%s"
                " per kernel.\nMetrics mode serialises and replays every kernel: the timings of this run differ from"
-               " an unprofiled run.\n",
+               " an unprofiled run, and CUPTI gives replayed kernels no timestamps.\n",
                m.n, (unsigned long long)m.ranges, (unsigned long long)m.unlinked, m.max_passes,
                m.max_passes == 1 ? "" : "es");
+    else if (m.n)
+        printf("\nHardware metrics: %d metrics for %llu kernel ranges (%llu not tied to a kernel), 1 pass collected"
+               " as the kernels ran (no replay).\nMetrics mode serialises kernels: the timings of this run differ"
+               " from an unprofiled run.\n",
+               m.n, (unsigned long long)m.ranges, (unsigned long long)m.unlinked);
     if (m.status[0])
         printf("Hardware metrics were off on some GPU: %s (the recorder's message says why).\n", m.status);
     wl_metric_set_free(&m);

@@ -6,6 +6,7 @@
 
 #include "metrics_print.h"
 #include "pm_print.h"
+#include "stalls_print.h"
 #include "stats_print.h"
 
 void print_run_summary(const char *session_path)
@@ -24,6 +25,7 @@ void print_run_summary(const char *session_path)
     print_lost_table(s, &o);
     print_metric_run_note(s);
     pm_print_run_note(s, session_path);
+    print_stall_run_note(s, session_path);
     printf("\nMore: warplens stats %s\n", session_path);
     wl_session_close(s);
 }
