@@ -102,6 +102,7 @@ def main():
             "floor + latency timestamps": (lambda: run([launch, str(a.kernels)], floor_lat_env)),
             "warplens run": (lambda: run(wl + [launch, str(a.kernels)], base_env)),
             "warplens run --record kernels": (lambda: run(wl[:-1] + ["--record", "kernels", "--"] + [launch, str(a.kernels)], base_env)),
+            "warplens run --nvml-interval 0": (lambda: run(wl[:-1] + ["--nvml-interval", "0", "--"] + [launch, str(a.kernels)], base_env)),
         },
         "PyTorch loop": {
             "unprofiled": (lambda: run(torch_loop, base_env)),
@@ -110,6 +111,7 @@ def main():
             "floor + latency timestamps": (lambda: run(torch_loop, floor_lat_env)),
             "warplens run": (lambda: run(wl + torch_loop, base_env)),
             "warplens run --record kernels": (lambda: run(wl[:-1] + ["--record", "kernels", "--"] + torch_loop, base_env)),
+            "warplens run --nvml-interval 0": (lambda: run(wl[:-1] + ["--nvml-interval", "0", "--"] + torch_loop, base_env)),
             **({"warplens run --record kernels,api": (lambda: run(wl[:-1] + ["--record", "kernels,api", "--"] + torch_loop, base_env)),
                 "warplens run --record kernels,memcpy,sync,nvtx": (lambda: run(wl[:-1] + ["--record", "kernels,memcpy,sync,nvtx", "--"] + torch_loop, base_env)),
                 } if a.breakdown else {}),
@@ -134,7 +136,9 @@ def main():
         for m in list(modes):
             if m in keep:
                 continue
-            if (a.lean and not m.startswith("torch.profiler")) or (a.only and m not in a.only.split(",")):
+            diagnostic = m == "warplens run --nvml-interval 0"
+            if ((a.lean and not m.startswith("torch.profiler")) or (a.only and m not in a.only.split(","))
+                    or (diagnostic and m not in a.only.split(","))):
                 modes.pop(m)
     ok = True
     wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
