@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "store/session_internal.h"
+#include "store/sorted_ids.h"
 #include "store/sql_util.h"
 
 static int add_group(wl_metric_set *m, int64_t key, const char *const *names, int *cap)
@@ -127,17 +128,8 @@ int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set 
 
 const wl_metric_acc *wl_metric_set_find(const wl_metric_set *m, int64_t key)
 {
-    int lo = 0, hi = m->ngroups - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (m->keys[mid] == key)
-            return &m->accs[mid];
-        if (m->keys[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return NULL;
+    long i = wl_sorted_id_index(m->keys, m->ngroups > 0 ? (size_t)m->ngroups : 0, key);
+    return i < 0 ? NULL : &m->accs[i];
 }
 
 void wl_metric_set_free(wl_metric_set *m)
@@ -200,15 +192,8 @@ int wl_session_kernel_metrics(wl_session *s, wl_kernel_metrics *km)
 
 const double *wl_kernel_metrics_find(const wl_kernel_metrics *km, int64_t kernel_id)
 {
-    size_t lo = 0, hi = km->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (km->kernel_ids[mid] < kernel_id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < km->count && km->kernel_ids[lo] == kernel_id ? km->values + lo * (size_t)km->n : NULL;
+    long i = wl_sorted_id_index(km->kernel_ids, km->count, kernel_id);
+    return i < 0 ? NULL : km->values + (size_t)i * (size_t)km->n;
 }
 
 void wl_kernel_metrics_free(wl_kernel_metrics *km)

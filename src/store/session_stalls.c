@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "store/session_internal.h"
+#include "store/sorted_ids.h"
 #include "store/sql_util.h"
 
 static int read_reasons(sqlite3 *db, wl_stall_set *m)
@@ -32,17 +33,7 @@ static int read_reasons(sqlite3 *db, wl_stall_set *m)
 
 static int reason_at(const wl_stall_set *m, int64_t id)
 {
-    int lo = 0, hi = m->nreasons - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (m->reason_ids[mid] == id)
-            return mid;
-        if (m->reason_ids[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return -1;
+    return (int)wl_sorted_id_index(m->reason_ids, m->nreasons > 0 ? (size_t)m->nreasons : 0, id);
 }
 
 static void read_config(sqlite3 *db, wl_stall_set *m)
@@ -165,17 +156,8 @@ int wl_session_stalls(wl_session *s, enum wl_stall_group_by by, int64_t key, wl_
 
 const wl_stall_profile *wl_stall_set_find(const wl_stall_set *m, int64_t key)
 {
-    int lo = 0, hi = m->ngroups - 1;
-    while (lo <= hi) {
-        int mid = (lo + hi) / 2;
-        if (m->keys[mid] == key)
-            return &m->profiles[mid];
-        if (m->keys[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid - 1;
-    }
-    return NULL;
+    long i = wl_sorted_id_index(m->keys, m->ngroups > 0 ? (size_t)m->ngroups : 0, key);
+    return i < 0 ? NULL : &m->profiles[i];
 }
 
 void wl_stall_set_free(wl_stall_set *m)
