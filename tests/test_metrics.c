@@ -11,6 +11,7 @@
 
 #include "analysis/metric_agg.h"
 #include "capture_builder.h"
+#include "session_test_util.h"
 #include "capfile/metric_spec.h"
 #include "store/session.h"
 #include "store/session_metrics.h"
@@ -170,33 +171,6 @@ static void build(capbuf *b)
     cb_record(b, WLCAP_END, &e, sizeof e);
 }
 
-static long long q(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    long long v = -999;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "SQL: %s: %s\n", sql, sqlite3_errmsg(db));
-        return v;
-    }
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static int import_one(const char *cap, const char *out, char *err, size_t n)
-{
-    wl_import_stats st;
-    wl_session_writer *w = wl_session_writer_create(out, err, n);
-    if (!w)
-        return -1;
-    if (wl_session_writer_import(w, cap, &st, err, n) != 0) {
-        wl_session_writer_abort(w);
-        return -1;
-    }
-    return wl_session_writer_finish(w, err, n);
-}
-
 static int run_contains(const char *cmd, const char *needle)
 {
     FILE *p = popen(cmd, "r");
@@ -222,33 +196,33 @@ static void test_roundtrip(void)
     snprintf(out, sizeof out, "%s/m.wlsession", g_dir);
     CHECK(cb_write(&b, cap) == 0);
     free(b.data);
-    if (import_one(cap, out, err, sizeof err) != 0) {
+    if (test_import_capture(cap, out, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "import: %s\n", err);
         CHECK(0);
         return;
     }
     sqlite3 *db;
     CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM metric"), 9);
-    CHECK_EQ_INT(q(db, "SELECT num_passes FROM metric_config WHERE pid = 4242"), 3);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernel_metric"), 6 * 9);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM metric"), 9);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT num_passes FROM metric_config WHERE pid = 4242"), 3);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernel_metric"), 6 * 9);
     /* identity: each range's values sit on the kernel with its correlation id, whatever the order */
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernel_metric km JOIN kernel k ON k.id = km.kernel_id"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernel_metric km JOIN kernel k ON k.id = km.kernel_id"
                        " WHERE k.correlation_id != km.correlation_id"),
                  0);
-    CHECK_EQ_INT(q(db, "SELECT k.grid_x FROM kernel_metric km JOIN kernel k ON k.id = km.kernel_id JOIN metric m"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT k.grid_x FROM kernel_metric km JOIN kernel k ON k.id = km.kernel_id JOIN metric m"
                        " ON m.id = km.metric_id WHERE m.name = 'dram__bytes_read.sum' AND km.value = 4e9"),
                  4096);
-    CHECK_EQ_INT(q(db, "SELECT k.stream_id FROM kernel_metric km JOIN kernel k ON k.id = km.kernel_id JOIN metric m"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT k.stream_id FROM kernel_metric km JOIN kernel k ON k.id = km.kernel_id JOIN metric m"
                        " ON m.id = km.metric_id WHERE m.name = '" FFMA "' AND km.value = 1048576"),
                  8);
     /* a graph launch's two kernels share a correlation id: not guessed; the unknown one neither */
-    CHECK_EQ_INT(q(db, "SELECT count(DISTINCT range_index) FROM kernel_metric WHERE kernel_id IS NULL"), 3);
-    CHECK_EQ_INT(q(db, "SELECT count FROM lost WHERE source = 'metric_unattributed'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(DISTINCT range_index) FROM kernel_metric WHERE kernel_id IS NULL"), 3);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count FROM lost WHERE source = 'metric_unattributed'"), 1);
     /* kernel replay: a kernel without timestamps is CUPTI's rule, not a lost record */
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM metric_config WHERE replay = 'kernel'"), 1);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0"), 1);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM lost WHERE source = 'kernel_no_timestamp'"), 0);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM metric_config WHERE replay = 'kernel'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM lost WHERE source = 'kernel_no_timestamp'"), 0);
     sqlite3_close(db);
 
     wl_session *s = wl_session_open(out, err, sizeof err);
@@ -300,7 +274,7 @@ static void expect_error(const char *name, capbuf *b, const char *needle)
     snprintf(cap, sizeof cap, "%s/%s.wlcap", g_dir, name);
     snprintf(out, sizeof out, "%s/%s.wlsession", g_dir, name);
     CHECK(cb_write(b, cap) == 0);
-    CHECK(import_one(cap, out, err, sizeof err) != 0);
+    CHECK(test_import_capture(cap, out, NULL, err, sizeof err) != 0);
     if (!strstr(err, needle)) {
         fprintf(stderr, "%s: error '%s' lacks '%s'\n", name, err, needle);
         CHECK(0);
@@ -387,10 +361,10 @@ static void test_h100_session(void)
     /* replayed kernels carry no timestamps: CUPTI's rule under kernel replay, not a lost record */
     sqlite3 *db;
     CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0"), 48);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM lost"), 0);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0"), 48);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM lost"), 0);
     /* each batch scope's three kernels have metrics (test_ranges_cli.sh checks the range views) */
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM (SELECT k.scope_id, count(DISTINCT km.kernel_id) AS c FROM kernel_metric"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM (SELECT k.scope_id, count(DISTINCT km.kernel_id) AS c FROM kernel_metric"
                        " km JOIN kernel k ON k.id = km.kernel_id GROUP BY k.scope_id) WHERE c = 3"),
                  16);
     sqlite3_close(db);

@@ -14,6 +14,7 @@
 
 #include "analysis/stall_profile.h"
 #include "capture_builder.h"
+#include "session_test_util.h"
 #include "store/session.h"
 #include "store/session_stalls.h"
 #include "store/session_writer.h"
@@ -163,33 +164,6 @@ static void build(capbuf *b)
     cb_record(b, WLCAP_END, &e, sizeof e);
 }
 
-static long long q(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    long long v = -999;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "SQL: %s: %s\n", sql, sqlite3_errmsg(db));
-        return v;
-    }
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static int import_one(const char *cap, const char *out, char *err, size_t n)
-{
-    wl_import_stats st;
-    wl_session_writer *w = wl_session_writer_create(out, err, n);
-    if (!w)
-        return -1;
-    if (wl_session_writer_import(w, cap, &st, err, n) != 0) {
-        wl_session_writer_abort(w);
-        return -1;
-    }
-    return wl_session_writer_finish(w, err, n);
-}
-
 /* Runs cmd; 1 when some line of its output contains every one of the needles (NULL-terminated). */
 static int line_has(const char *cmd, const char *a, const char *b)
 {
@@ -241,37 +215,37 @@ static void test_roundtrip(void)
     snprintf(out, sizeof out, "%s/s.wlsession", g_dir);
     CHECK(cb_write(&b, cap) == 0);
     free(b.data);
-    if (import_one(cap, out, err, sizeof err) != 0) {
+    if (test_import_capture(cap, out, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "import: %s\n", err);
         CHECK(0);
         return;
     }
     sqlite3 *db;
     CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM stall_reason"), 7); /* one row per name, both devices */
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM stall_config"), 3);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM stall_config WHERE period_log2 = 14"), 3);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM stall_config WHERE device_id = 2 AND status LIKE '%privileges%'"), 1);
-    CHECK_EQ_INT(q(db, "SELECT samples FROM kernel_stall ks JOIN stall_reason r ON r.id = ks.reason_id"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM stall_reason"), 7); /* one row per name, both devices */
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM stall_config"), 3);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM stall_config WHERE period_log2 = 14"), 3);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM stall_config WHERE device_id = 2 AND status LIKE '%privileges%'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT samples FROM kernel_stall ks JOIN stall_reason r ON r.id = ks.reason_id"
                        " WHERE ks.correlation_id = 101 AND r.name = '" P "long_scoreboard'"),
                  300);
     /* device 1's index 0 is wait, device 0's is the sample count */
-    CHECK_EQ_INT(q(db, "SELECT sum(samples) FROM kernel_stall ks JOIN stall_reason r ON r.id = ks.reason_id"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT sum(samples) FROM kernel_stall ks JOIN stall_reason r ON r.id = ks.reason_id"
                        " WHERE ks.device_id = 1 AND r.name = '" P "wait'"),
                  1500);
     /* every linked row sits on the kernel with its correlation id and device */
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernel_stall ks JOIN kernel k ON k.id = ks.kernel_id"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernel_stall ks JOIN kernel k ON k.id = ks.kernel_id"
                        " WHERE k.correlation_id != ks.correlation_id OR k.device_id != ks.device_id"),
                  0);
-    CHECK_EQ_INT(q(db, "SELECT count(DISTINCT kernel_id) FROM kernel_stall"), 5);
-    CHECK_EQ_INT(q(db, "SELECT sum(samples) FROM kernel_stall WHERE kernel_id IS NULL"), 15);
-    CHECK_EQ_INT(q(db, "SELECT count FROM lost WHERE source = 'pc_samples_dropped'"), 7);
-    CHECK_EQ_INT(q(db, "SELECT count FROM lost WHERE source = 'stall_records'"), 2);
-    CHECK_EQ_INT(q(db, "SELECT count FROM lost WHERE source = 'pc_buffer_overflows'"), 1);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM sqlite_master WHERE name = 'kernel_stall_by_kernel'"), 1);
-    long long chase_id = q(db, "SELECT id FROM kernel_name WHERE mangled = 'chase_kernel'");
-    long long fma_id = q(db, "SELECT id FROM kernel_name WHERE mangled = 'fma_kernel'");
-    long long k102 = q(db, "SELECT id FROM kernel WHERE correlation_id = 102");
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(DISTINCT kernel_id) FROM kernel_stall"), 5);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT sum(samples) FROM kernel_stall WHERE kernel_id IS NULL"), 15);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count FROM lost WHERE source = 'pc_samples_dropped'"), 7);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count FROM lost WHERE source = 'stall_records'"), 2);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count FROM lost WHERE source = 'pc_buffer_overflows'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'kernel_stall_by_kernel'"), 1);
+    long long chase_id = test_sql_int(db, "SELECT id FROM kernel_name WHERE mangled = 'chase_kernel'");
+    long long fma_id = test_sql_int(db, "SELECT id FROM kernel_name WHERE mangled = 'fma_kernel'");
+    long long k102 = test_sql_int(db, "SELECT id FROM kernel WHERE correlation_id = 102");
     sqlite3_close(db);
 
     wl_session *s = wl_session_open(out, err, sizeof err);
@@ -352,7 +326,7 @@ static void expect_error(const char *name, capbuf *b, const char *needle)
     snprintf(cap, sizeof cap, "%s/%s.wlcap", g_dir, name);
     snprintf(out, sizeof out, "%s/%s.wlsession", g_dir, name);
     CHECK(cb_write(b, cap) == 0);
-    CHECK(import_one(cap, out, err, sizeof err) != 0);
+    CHECK(test_import_capture(cap, out, NULL, err, sizeof err) != 0);
     if (!strstr(err, needle)) {
         fprintf(stderr, "%s: error '%s' lacks '%s'\n", name, err, needle);
         CHECK(0);
@@ -411,7 +385,7 @@ static void test_hostile(void)
     snprintf(cap, sizeof cap, "%s/reserved.wlcap", g_dir);
     snprintf(out, sizeof out, "%s/reserved.wlsession", g_dir);
     CHECK(cb_write(&b, cap) == 0);
-    CHECK(import_one(cap, out, err, sizeof err) == 0);
+    CHECK(test_import_capture(cap, out, NULL, err, sizeof err) == 0);
     free(b.data);
 }
 
@@ -435,7 +409,7 @@ static void test_mutations(void)
         snprintf(out, sizeof out, "%s/mut.wlsession", g_dir);
         cb_write(&m, cap);
         free(m.data);
-        if (import_one(cap, out, err, sizeof err) == 0) {
+        if (test_import_capture(cap, out, NULL, err, sizeof err) == 0) {
             imported++;
             wl_session *s = wl_session_open(out, err, sizeof err); /* and the reader copes with it */
             wl_stall_set set;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "capture_builder.h"
+#include "session_test_util.h"
 #include "store/session.h"
 #include "store/session_writer.h"
 #include "test.h"
@@ -194,32 +195,6 @@ static void build_capture(capbuf *b, int with_end)
     }
 }
 
-static long long q(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    long long v = -999;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "SQL: %s: %s\n", sql, sqlite3_errmsg(db));
-        return v;
-    }
-    if (sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static int import_one(const char *cap, const char *out, wl_import_stats *st, char *err, size_t n)
-{
-    wl_session_writer *w = wl_session_writer_create(out, err, n);
-    if (!w)
-        return -1;
-    if (wl_session_writer_import(w, cap, st, err, n) != 0) {
-        wl_session_writer_abort(w);
-        return -1;
-    }
-    return wl_session_writer_finish(w, err, n);
-}
-
 static void test_full_roundtrip(void)
 {
     char cap[600], out[600], err[512];
@@ -228,7 +203,7 @@ static void test_full_roundtrip(void)
     CHECK(cb_write(&b, path_in_dir("full.wlcap", cap, sizeof cap)) == 0);
     free(b.data);
     wl_import_stats st;
-    CHECK(import_one(cap, path_in_dir("full.wlsession", out, sizeof out), &st, err, sizeof err) == 0);
+    CHECK(test_import_capture(cap, path_in_dir("full.wlsession", out, sizeof out), &st, err, sizeof err) == 0);
     CHECK_EQ_INT(st.kernels, 9);
     CHECK_EQ_INT(st.api_calls, 7);
     CHECK_EQ_INT(st.complete, 1);
@@ -236,35 +211,35 @@ static void test_full_roundtrip(void)
 
     sqlite3 *db;
     CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK_EQ_INT(q(db, "SELECT threads FROM kernel WHERE correlation_id = 10"), 64 * 2 * 96);
-    CHECK_EQ_INT(q(db, "SELECT warps FROM kernel WHERE correlation_id = 10"), 128 * 3);
-    CHECK_EQ_INT(q(db, "SELECT duration_ns FROM kernel WHERE correlation_id = 10"), 8000);
-    CHECK_EQ_INT(q(db, "SELECT queue_delay_ns FROM kernel WHERE correlation_id = 10"), 4400);
-    CHECK_EQ_INT(q(db, "SELECT submit_delay_ns FROM kernel WHERE correlation_id = 10"), 600);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernel WHERE api_id IS NULL AND has_timestamps = 1"), 0);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernels k JOIN scope s ON s.pid = k.pid AND s.scope_id = k.scope_id"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT threads FROM kernel WHERE correlation_id = 10"), 64 * 2 * 96);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT warps FROM kernel WHERE correlation_id = 10"), 128 * 3);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT duration_ns FROM kernel WHERE correlation_id = 10"), 8000);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT queue_delay_ns FROM kernel WHERE correlation_id = 10"), 4400);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT submit_delay_ns FROM kernel WHERE correlation_id = 10"), 600);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernel WHERE api_id IS NULL AND has_timestamps = 1"), 0);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernels k JOIN scope s ON s.pid = k.pid AND s.scope_id = k.scope_id"
                        " WHERE s.name = 'batch-1'"), 3);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernels k JOIN scope s ON s.pid = k.pid AND s.scope_id = k.scope_id"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernels k JOIN scope s ON s.pid = k.pid AND s.scope_id = k.scope_id"
                        " WHERE s.name = 'worker-scope' AND k.tid = 4243"), 1);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM (SELECT api_id FROM kernel WHERE graph_id = 5 GROUP BY api_id"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM (SELECT api_id FROM kernel WHERE graph_id = 5 GROUP BY api_id"
                        " HAVING count(*) = 2)"), 2);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM api_call WHERE category = 'graph_launch'"), 2);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM kernels WHERE name = 'kernel(float*, int)' AND short_name = 'kernel'"), 5);
-    CHECK_EQ_INT(q(db, "SELECT round(bandwidth_gbps * 100) FROM memcpy"), 2621);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM memcpy WHERE kind = 'HtoD' AND src_kind = 'pinned' AND is_async = 1"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM api_call WHERE category = 'graph_launch'"), 2);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM kernels WHERE name = 'kernel(float*, int)' AND short_name = 'kernel'"), 5);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT round(bandwidth_gbps * 100) FROM memcpy"), 2621);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM memcpy WHERE kind = 'HtoD' AND src_kind = 'pinned' AND is_async = 1"
                        " AND api_id IS NOT NULL AND tid = 4242"), 1);
-    CHECK_EQ_INT(q(db, "SELECT duration_ns FROM nvtx_range WHERE name = 'outer' AND domain = 'my-domain'"), 149500);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM nvtx_range WHERE name = 'never-closed' AND end_ns IS NULL"), 1);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM nvtx_mark WHERE name = 'mark'"), 1);
-    CHECK_EQ_INT(q(db, "SELECT duration_ns FROM sync WHERE type = 'stream'"), 10000);
-    CHECK_EQ_INT(q(db, "SELECT name = 'loader' AND name_source = 'api' FROM thread WHERE tid = 4243"), 1);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM thread WHERE tid = 4242"), 1); /* seen only in API calls */
-    CHECK_EQ_INT(q(db, "SELECT sum(count) FROM lost WHERE source = 'cupti_dropped'"), 5);
-    CHECK_EQ_INT(q(db, "SELECT sum(count) FROM lost WHERE source = 'kernel_no_timestamp'"), 1);
-    CHECK_EQ_INT(q(db, "SELECT rank * 100 + local_rank * 10 + (ompi_rank IS NULL) FROM process"), 311);
-    CHECK_EQ_INT(q(db, "SELECT value = '1' FROM meta WHERE key = 'complete'"), 1);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM occupancy_check o JOIN kernel k ON k.id = o.kernel_id"), 2);
-    CHECK_EQ_INT(q(db, "SELECT ks.samples FROM kernel_stall ks JOIN kernel k ON k.id = ks.kernel_id"
+    CHECK_EQ_INT(test_sql_int(db, "SELECT duration_ns FROM nvtx_range WHERE name = 'outer' AND domain = 'my-domain'"), 149500);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM nvtx_range WHERE name = 'never-closed' AND end_ns IS NULL"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM nvtx_mark WHERE name = 'mark'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT duration_ns FROM sync WHERE type = 'stream'"), 10000);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT name = 'loader' AND name_source = 'api' FROM thread WHERE tid = 4243"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM thread WHERE tid = 4242"), 1); /* seen only in API calls */
+    CHECK_EQ_INT(test_sql_int(db, "SELECT sum(count) FROM lost WHERE source = 'cupti_dropped'"), 5);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT sum(count) FROM lost WHERE source = 'kernel_no_timestamp'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT rank * 100 + local_rank * 10 + (ompi_rank IS NULL) FROM process"), 311);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT value = '1' FROM meta WHERE key = 'complete'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM occupancy_check o JOIN kernel k ON k.id = o.kernel_id"), 2);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT ks.samples FROM kernel_stall ks JOIN kernel k ON k.id = ks.kernel_id"
                        " WHERE k.correlation_id = 10"), 42);
     sqlite3_close(db);
 
@@ -337,14 +312,14 @@ static void test_truncated_capture(void)
     CHECK(cb_write(&b, path_in_dir("cut.wlcap", cap, sizeof cap)) == 0);
     free(b.data);
     wl_import_stats st;
-    CHECK(import_one(cap, path_in_dir("cut.wlsession", out, sizeof out), &st, err, sizeof err) == 0);
+    CHECK(test_import_capture(cap, path_in_dir("cut.wlsession", out, sizeof out), &st, err, sizeof err) == 0);
     CHECK_EQ_INT(st.complete, 0);
     CHECK(strstr(st.incomplete_reason, "ends inside a record") != NULL);
     CHECK_EQ_INT(st.kernels, 9);
     sqlite3 *db;
     CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK_EQ_INT(q(db, "SELECT value = '0' FROM meta WHERE key = 'complete'"), 1);
-    CHECK_EQ_INT(q(db, "SELECT complete FROM process"), 0);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT value = '0' FROM meta WHERE key = 'complete'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT complete FROM process"), 0);
     sqlite3_close(db);
 }
 
@@ -357,7 +332,7 @@ static void expect_import_error(const char *name, const void *data, size_t len, 
     free(b.data);
     wl_import_stats st;
     snprintf(out, sizeof out, "%s/%s.wlsession", g_dir, name);
-    CHECK(import_one(cap, out, &st, err, sizeof err) != 0);
+    CHECK(test_import_capture(cap, out, &st, err, sizeof err) != 0);
     if (!strstr(err, needle))
         fprintf(stderr, "  %s: error \"%s\" lacks \"%s\"\n", name, err, needle);
     CHECK(strstr(err, needle) != NULL);
@@ -418,14 +393,14 @@ static void test_sync_from_api(void)
     CHECK(cb_write(&b, path_in_dir("sync.wlcap", cap, sizeof cap)) == 0);
     free(b.data);
     wl_import_stats stats;
-    CHECK(import_one(cap, path_in_dir("sync.wlsession", out, sizeof out), &stats, err, sizeof err) == 0);
+    CHECK(test_import_capture(cap, path_in_dir("sync.wlsession", out, sizeof out), &stats, err, sizeof err) == 0);
     sqlite3 *db;
     CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM sync"), 5);
-    CHECK_EQ_INT(q(db, "SELECT duration_ns FROM sync WHERE type = 'context'"), 500);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM sync WHERE type = 'stream'"), 2);
-    CHECK_EQ_INT(q(db, "SELECT duration_ns FROM sync WHERE type = 'event'"), 1500);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM sync WHERE type = 'stream_wait_event' AND api_id IS NOT NULL AND tid = 7"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM sync"), 5);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT duration_ns FROM sync WHERE type = 'context'"), 500);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM sync WHERE type = 'stream'"), 2);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT duration_ns FROM sync WHERE type = 'event'"), 1500);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM sync WHERE type = 'stream_wait_event' AND api_id IS NOT NULL AND tid = 7"), 1);
     sqlite3_close(db);
 }
 
@@ -448,7 +423,7 @@ static void test_mutations(void)
         cb_write(&m, path_in_dir("mut.wlcap", cap, sizeof cap));
         free(m.data);
         wl_import_stats st;
-        if (import_one(cap, path_in_dir("mut.wlsession", out, sizeof out), &st, err, sizeof err) == 0)
+        if (test_import_capture(cap, path_in_dir("mut.wlsession", out, sizeof out), &st, err, sizeof err) == 0)
             imported++;
         else
             rejected++;
