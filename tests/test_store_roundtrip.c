@@ -186,6 +186,18 @@ static void build_capture(capbuf *b, int with_end)
     cb_record(b, WLCAP_KERNEL_STALL, &kst, sizeof kst);
     wlcap_dropped dr = {5, WLCAP_DROP_CUPTI, 0, 0, 0};
     cb_record(b, WLCAP_DROPPED, &dr, sizeof dr);
+    /* PM sampling: a status line, two metrics and two windows of 100 us over the first launch */
+    wlcap_pm_metric_def pst = {0, WLCAP_PM_STATUS, 0, cb_string(b, "PM sampling on GPU 0"), 0, WLCAP_PM_ON, 0};
+    cb_record(b, WLCAP_PM_METRIC_DEF, &pst, sizeof pst);
+    wlcap_pm_metric_def pd0 = {100000, 0, 0, cb_string(b, "dram__bytes_read.sum"), cb_string(b, "byte"), 0, 0};
+    wlcap_pm_metric_def pd1 = {100000, 1, 0, cb_string(b, "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"),
+                               cb_string(b, "percent"), 0, 0};
+    cb_record(b, WLCAP_PM_METRIC_DEF, &pd0, sizeof pd0);
+    cb_record(b, WLCAP_PM_METRIC_DEF, &pd1, sizeof pd1);
+    for (uint32_t i = 0; i < 2; i++) {
+        wlcap_pm_sample ps = {T0 + i * 100000, T0 + (i + 1) * 100000, i, 0, 0, 2, 0, {4096.0 * (i + 1), 50.0}};
+        cb_record(b, WLCAP_PM_SAMPLE, &ps, sizeof ps);
+    }
     if (with_end) {
         wlcap_end e;
         memset(&e, 0, sizeof e);
@@ -236,6 +248,9 @@ static void test_full_roundtrip(void)
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM thread WHERE tid = 4242"), 1); /* seen only in API calls */
     CHECK_EQ_INT(test_sql_int(db, "SELECT sum(count) FROM lost WHERE source = 'cupti_dropped'"), 5);
     CHECK_EQ_INT(test_sql_int(db, "SELECT sum(count) FROM lost WHERE source = 'kernel_no_timestamp'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM pm_metric WHERE pid = 4242"), 2);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT sum(value) FROM pm_sample WHERE metric_index = 0"), 3 * 4096);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM pm_config WHERE status = 'on' AND interval_ns = 100000"), 1);
     CHECK_EQ_INT(test_sql_int(db, "SELECT rank * 100 + local_rank * 10 + (ompi_rank IS NULL) FROM process"), 311);
     CHECK_EQ_INT(test_sql_int(db, "SELECT value = '1' FROM meta WHERE key = 'complete'"), 1);
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM occupancy_check o JOIN kernel k ON k.id = o.kernel_id"), 2);

@@ -1,40 +1,16 @@
-/* NVML sample windows -> kernels (see device_samples.h). Kernels of a window arrive in start
- * order, so the busy time is a running union of clipped intervals. */
+/* NVML sample windows -> kernels (see device_samples.h; the overlap rule is window_overlap.c). */
 #include "analysis/device_samples.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *wl_sample_attr_name(wl_sample_attr_kind k)
-{
-    return k == WL_SAMPLE_EXACT ? "exact" : k == WL_SAMPLE_SHARED ? "shared (upper bound)" : "idle";
-}
-
-typedef struct win {
-    wl_sample_attribution *a;
-    uint64_t start, end, covered_to, best_overlap;
-} win;
-
 static int on_kernel(const wl_window_kernel *k, void *arg)
 {
-    win *w = arg;
-    uint64_t s = k->start_ns > w->start ? k->start_ns : w->start;
-    uint64_t e = k->end_ns < w->end ? k->end_ns : w->end;
-    if (e <= s)
-        return 0;
-    w->a->kernels++;
-    if (e - s > w->best_overlap || w->a->kernel_id < 0) {
-        w->best_overlap = e - s;
-        w->a->kernel_id = k->id;
-        snprintf(w->a->kernel_name, sizeof w->a->kernel_name, "%s", k->short_name);
-    }
-    if (s < w->covered_to)
-        s = w->covered_to;
-    if (e > s) {
-        w->a->busy_ns += e - s;
-        w->covered_to = e;
-    }
+    wl_sample_attribution *a = arg;
+    wl_window_overlap *w = &a->overlap;
+    if (wl_window_overlap_add(w, k->id, k->start_ns, k->end_ns) && w->kernel_id == k->id)
+        snprintf(a->kernel_name, sizeof a->kernel_name, "%s", k->short_name);
     return 0;
 }
 
@@ -42,14 +18,14 @@ int wl_sample_attribute(wl_session *s, const wl_device_sample_row *r, wl_sample_
 {
     memset(out, 0, sizeof *out);
     out->sample = *r;
-    out->kernel_id = -1;
-    win w = {out, r->window_start_ns, r->ts_ns, r->window_start_ns, 0};
     /* an empty window (the first sample at the instant its device was matched) covers its instant */
-    if (w.end <= w.start)
-        w.end = w.start + 1;
-    if (wl_session_kernels_in_window(s, r->pid, r->device_id, w.start, w.end, on_kernel, &w) < 0)
+    wl_window_overlap_begin(&out->overlap, r->window_start_ns, r->ts_ns);
+    if (wl_session_kernels_in_window(s, r->pid, r->device_id, out->overlap.start, out->overlap.end, on_kernel, out) < 0)
         return -1;
-    out->kind = out->kernels == 0 ? WL_SAMPLE_IDLE : out->kernels == 1 ? WL_SAMPLE_EXACT : WL_SAMPLE_SHARED;
+    out->kind = wl_window_overlap_kind(&out->overlap);
+    out->kernels = out->overlap.kernels;
+    out->kernel_id = out->overlap.kernel_id;
+    out->busy_ns = out->overlap.busy_ns;
     return 0;
 }
 

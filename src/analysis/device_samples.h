@@ -1,19 +1,14 @@
 /* Attribution of NVML device samples to kernels by time overlap. A sample's value describes its
- * whole window (the time since the previous sample of that device), so:
- *  - idle:   no kernel ran on the device during the window;
- *  - exact:  one kernel ran in it: the value belongs to that kernel (diluted by the window's idle
- *            part, which busy_ns shows);
- *  - shared: several kernels overlapped the window: each is given the whole value, flagged as an
- *            upper bound, because NVML cannot say how the device was split between them. */
+ * whole window (the time since the previous sample of that device): idle, exact or shared (an
+ * upper bound for each kernel), as window_overlap.h explains. */
 #ifndef WARPLENS_ANALYSIS_DEVICE_SAMPLES_H
 #define WARPLENS_ANALYSIS_DEVICE_SAMPLES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analysis/window_overlap.h"
 #include "store/session_samples.h"
-
-typedef enum wl_sample_attr_kind { WL_SAMPLE_IDLE = 0, WL_SAMPLE_EXACT = 1, WL_SAMPLE_SHARED = 2 } wl_sample_attr_kind;
 
 typedef struct wl_sample_attribution {
     wl_device_sample_row sample;
@@ -22,9 +17,8 @@ typedef struct wl_sample_attribution {
     int64_t kernel_id;         /* exact: the kernel; shared: the one overlapping the window longest; else -1 */
     char kernel_name[256];     /* short name of kernel_id */
     uint64_t busy_ns;          /* union of the kernels' time inside the window */
+    wl_window_overlap overlap; /* the computation behind the fields above */
 } wl_sample_attribution;
-
-const char *wl_sample_attr_name(wl_sample_attr_kind k); /* "idle", "exact", "shared (upper bound)" */
 
 /* Attributes one sample window. Returns 0 or -1 (read error). */
 int wl_sample_attribute(wl_session *s, const wl_device_sample_row *r, wl_sample_attribution *out);

@@ -26,6 +26,8 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_METRIC_DEF: return sizeof(wlcap_metric_def);
     case WLCAP_METRIC_RANGE: return sizeof(wlcap_metric_range);
     case WLCAP_DEVICE_SAMPLE: return sizeof(wlcap_device_sample);
+    case WLCAP_PM_METRIC_DEF: return sizeof(wlcap_pm_metric_def);
+    case WLCAP_PM_SAMPLE: return sizeof(wlcap_pm_sample);
     case WLCAP_STALL_REASON: return sizeof(wlcap_stall_reason);
     case WLCAP_KERNEL_STALL: return sizeof(wlcap_kernel_stall);
     default: return 0;
@@ -42,7 +44,8 @@ const char *wlcap_type_name(uint16_t type)
         [WLCAP_DROPPED] = "dropped", [WLCAP_END] = "end",       [WLCAP_API_NAME] = "api_name",
         [WLCAP_OCC_CHECK] = "occ_check",       [WLCAP_ANNOTATION] = "annotation",
         [WLCAP_METRIC_DEF] = "metric_def",     [WLCAP_METRIC_RANGE] = "metric_range",
-        [WLCAP_DEVICE_SAMPLE] = "device_sample",
+        [WLCAP_DEVICE_SAMPLE] = "device_sample",  [WLCAP_PM_METRIC_DEF] = "pm_metric_def",
+        [WLCAP_PM_SAMPLE] = "pm_sample",
         [WLCAP_STALL_REASON] = "stall_reason",   [WLCAP_KERNEL_STALL] = "kernel_stall",
     };
     return type < WLCAP_TYPE_COUNT && names[type] ? names[type] : "unknown";

@@ -59,7 +59,8 @@ enum wlcap_type {
     WLCAP_METRIC_DEF = 19,
     WLCAP_METRIC_RANGE = 20,
     WLCAP_DEVICE_SAMPLE = 21,
-    /* 22, 23: PM sampling (another record family) */
+    WLCAP_PM_METRIC_DEF = 22,
+    WLCAP_PM_SAMPLE = 23,
     WLCAP_STALL_REASON = 24,
     WLCAP_KERNEL_STALL = 25,
     WLCAP_TYPE_COUNT
@@ -188,12 +189,14 @@ static_assert(sizeof(wlcap_thread) == 16, "wlcap_thread layout");
  * for a buffer while the pool was at its limit; EVENTS: the scope/thread event ring was full;
  * API: the API-call ring was full; METRICS: range-profiler values lost (metric ring full, or
  * ranges CUPTI dropped); INKERNEL: registered in-kernel buffers that did not reach a side file;
- * SAMPLES: NVML device samples lost (the sample ring was full). */
+ * SAMPLES: NVML device samples lost (the sample ring was full); PMSAMPLING: CUPTI PM samples lost
+ * (context_id = the device; stream_id 0: the sample ring was full, 1: missing from the hardware's
+ * sequence, i.e. gaps between consecutive windows: hardware buffer overflow or decode too late). */
 enum wlcap_drop_source {
     WLCAP_DROP_CUPTI = 1, WLCAP_DROP_BUFFER = 2, WLCAP_DROP_EVENTS = 3, WLCAP_DROP_API = 4, WLCAP_DROP_METRICS = 5,
     WLCAP_DROP_INKERNEL = 6, /* in-kernel buffers refused, not copied or never collected */
     WLCAP_DROP_SAMPLES = 7,  /* device samples lost: the sample ring was full */
-    /* 8: PM sampling */
+    WLCAP_DROP_PMSAMPLING = 8, /* PM samples lost (see above) */
     WLCAP_DROP_PCSAMPLING = 9 /* PC sampling: stream_id says what (WLCAP_PCS_LOST_*) */
 };
 /* WLCAP_DROP_PCSAMPLING detail, carried in wlcap_dropped.stream_id: SAMPLES counts warp samples the
@@ -298,6 +301,34 @@ typedef struct wlcap_device_sample {
 } wlcap_device_sample;
 static_assert(sizeof(wlcap_device_sample) == 64, "wlcap_device_sample layout");
 
+/* PM_METRIC_DEF (`warplens run --pm-sampling`): metric_index names the values of the device's
+ * PM_SAMPLE records (indices are per device: a name the chip does not know is left out). A record
+ * with metric_index WLCAP_PM_STATUS is a status line of the device instead: name_str is its text,
+ * kind WLCAP_PM_ON (sampling runs; e.g. the configuration, or the final counts at exit) or
+ * WLCAP_PM_OFF (why sampling is off there). */
+#define WLCAP_PM_STATUS UINT32_MAX
+enum wlcap_pm_status { WLCAP_PM_ON = 0, WLCAP_PM_OFF = 1 };
+typedef struct wlcap_pm_metric_def {
+    uint64_t interval_ns;             /* sampling interval configured on the device */
+    uint32_t metric_index, device_id;
+    uint32_t name_str, unit_str;      /* CUPTI metric name and unit (status: the text, 0) */
+    uint32_t kind;                    /* status records: WLCAP_PM_ON / WLCAP_PM_OFF; metrics: CUPTI's
+                                       * metric type (0 counter, 1 ratio, 2 throughput) */
+    uint32_t pad;
+} wlcap_pm_metric_def;
+static_assert(sizeof(wlcap_pm_metric_def) == 32, "wlcap_pm_metric_def layout");
+
+/* PM_SAMPLE: up to WLCAP_PM_CHUNK values of one device-wide sample window [start, end] (session
+ * clock, ns), metrics first_metric .. first_metric+count-1; a sample with more metrics takes
+ * several records with the same sample_index. NaN: CUPTI gave no value. */
+#define WLCAP_PM_CHUNK 8
+typedef struct wlcap_pm_sample {
+    uint64_t start, end;
+    uint64_t sample_index;            /* per device, from 0, in time order */
+    uint32_t device_id, first_metric, count, pad;
+    double values[WLCAP_PM_CHUNK];
+} wlcap_pm_sample;
+static_assert(sizeof(wlcap_pm_sample) == 104, "wlcap_pm_sample layout");
 /* STALL_REASON (`warplens run --stalls`): the name CUPTI's PC sampling gives a stall-reason index on
  * one device (indices are per device: GPUs of different architectures number them differently).
  * reason_index WLCAP_STALL_STATUS is not a reason: name_str then says why PC sampling is off on

@@ -58,11 +58,15 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
             uint32_t dev = 0;
             if (cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS) {
                 wl_devices_mark(dev);
+                wl_pm_context_created(dev);
                 wl_pool_wake();
             }
         } else if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) {
             /* cudaDeviceReset and cuCtxDestroy: hand over everything recorded in this context */
             wl_metrics_context_destroyed(rd->context);
+            uint32_t dev = 0;
+            if (cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
+                wl_pm_context_destroying(dev);
             wl_stalls_context_destroyed(rd->context);
             wl_cupti_flush(1);
         }

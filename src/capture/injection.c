@@ -41,6 +41,7 @@ static void shutdown_recorder(uint32_t reason)
     wl_metrics_stop();        /* the last batch of ranges, while the writer still runs */
     wl_stalls_stop();         /* the last kernel's warp samples, likewise */
     wl_cupti_stop();
+    wl_pm_stop();   /* after the activity flush: its last decode, then CUPTI's PM objects go */
     wl_nvml_stop(); /* its last samples close the final windows; the writer drains them below */
     wl_writer_stop(reason);
 }
@@ -83,6 +84,7 @@ static void start_recorder(void)
         wl_cupti_stop();
         return;
     }
+    wl_pm_start(); /* before RUNNING: the context callbacks then see it started (failures are logged) */
     atomic_store(&wl_state, WL_STATE_RUNNING);
     wl_nvml_start(cfg.nvml_interval_ms, cfg.nvml_library); /* failures are reported; tracing goes on */
     if (wl_scopes_used()) /* a scope opened while the recorder was starting */

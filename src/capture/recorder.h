@@ -107,6 +107,13 @@ void wl_nvml_add_device(uint32_t device_id, const char *pci_bus_id); /* any reco
 void wl_nvml_write_pending(void);                 /* writer thread: samples -> records */
 void wl_nvml_stop(void);                          /* takes a last sample, joins the thread */
 
+/* pm_sampler.c: CUPTI PM sampling (WARPLENS_PM_SAMPLING) on the sampler's own thread. */
+int wl_pm_start(void);                            /* reads the environment; failures are logged */
+void wl_pm_context_created(uint32_t device_id);   /* resource callback (any thread) */
+void wl_pm_context_destroying(uint32_t device_id);/* resource callback: waits for the last decode */
+void wl_pm_write_pending(void);                   /* writer thread: definitions, samples, losses */
+void wl_pm_stop(void);                            /* at exit: stops, decodes the rest, joins */
+
 /* process_info.c */
 void wl_process_write(const wl_config *cfg, uint64_t start_ns);
 

@@ -104,6 +104,7 @@ static void drain(void)
     }
     wl_pool_refill();
     wl_nvml_write_pending();
+    wl_pm_write_pending();
     wl_event ev;
     while (wl_mpsc_pop(&wl_event_ring, &ev))
         write_event(&ev);

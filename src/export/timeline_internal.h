@@ -103,4 +103,10 @@ size_t tl_metrics_kernel(tl_metrics *m, int64_t kernel_id, wl_pf_arg *args);
 size_t tl_metrics_range(tl_metrics *m, wl_host_kind kind, uint32_t pid, int64_t id, wl_pf_arg *args);
 size_t tl_metrics_launch(tl_metrics *m, int64_t api_id, wl_pf_arg *args);
 
+/* ---- PM sample series of each GPU (timeline_pm.c) -------------------------------------------- */
+/* The GPU's track, created if needed (NULL: out of memory). */
+typedef const wl_tl_track *(*tl_gpu_fn)(void *ctx, uint32_t device);
+/* One counter track per PM metric under its GPU; 0, or -1 on a read or sink error. */
+int tl_pm_walk(wl_session *s, const wl_tl_sink *sink, wl_tl_stats *st, uint64_t *next_uuid, tl_gpu_fn gpu, void *ctx);
+
 #endif

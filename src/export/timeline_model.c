@@ -540,6 +540,12 @@ fail:
     return 1;
 }
 
+static const wl_tl_track *pm_gpu(void *ctx, uint32_t device)
+{
+    tl_gpu *g = find_gpu(ctx, device, NULL);
+    return g ? &g->t : NULL;
+}
+
 /* ---- the walk --------------------------------------------------------------------------------- */
 
 /* Host and GPU rows, each read ahead by its own thread, are merged by start time (host first on
@@ -583,6 +589,8 @@ static int walk(model *m, uint64_t open_end, char *err, size_t n)
         if (tl_counters_finish(&((tl_gpu *)m->gpus.p[i])->counters, m->sink, m->st))
             rc = -1;
     if (rc == 0 && (wl_session_each_device_sample_by_time(m->s, on_sample, m) < 0 || m->failed))
+        rc = -1;
+    if (rc == 0 && tl_pm_walk(m->s, m->sink, m->st, &m->next_uuid, pm_gpu, m) != 0)
         rc = -1;
     return rc;
 }

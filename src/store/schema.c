@@ -105,6 +105,15 @@ const char *const WL_SCHEMA_SQL =
     "  window_start_ns INTEGER NOT NULL, gpu_util_pct INTEGER, mem_util_pct INTEGER, sm_clock_mhz INTEGER,\n"
     "  mem_clock_mhz INTEGER, power_mw INTEGER, temperature_c INTEGER, memory_used_bytes INTEGER,\n"
     "  energy_mj INTEGER);\n"
+    /* PM sampling (`warplens run --pm-sampling`); sessions made before these tables lack them */
+    "CREATE TABLE pm_config (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, interval_ns INTEGER,\n"
+    "  status TEXT NOT NULL, detail TEXT, PRIMARY KEY (pid, device_id));\n"
+    "CREATE TABLE pm_metric (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, metric_index INTEGER NOT NULL,\n"
+    "  name TEXT NOT NULL, unit TEXT, metric_type TEXT, PRIMARY KEY (pid, device_id, metric_index));\n"
+    /* clustered by time (no rowid, no second index): ~40 bytes a value at 8 values per 100 us window */
+    "CREATE TABLE pm_sample (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, sample_index INTEGER NOT NULL,\n"
+    "  start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, metric_index INTEGER NOT NULL, value REAL,\n"
+    "  PRIMARY KEY (pid, device_id, start_ns, sample_index, metric_index)) WITHOUT ROWID;\n"
     /* warp stall reasons (`warplens run --stalls`); sessions made before them lack these tables */
     "CREATE TABLE stall_reason (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
     "CREATE TABLE stall_config (pid INTEGER NOT NULL, device_id INTEGER NOT NULL, period_log2 INTEGER,\n"

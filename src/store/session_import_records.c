@@ -432,6 +432,14 @@ static int on_dropped(import_ctx *c, const wlcap_dropped *d)
                                  : add_lost(c, "metric_ranges", d->count,
                                             "metric ranges lost: dropped by CUPTI or the metric ring was full");
     case WLCAP_DROP_SAMPLES: return add_lost(c, "device_samples", d->count, "NVML device samples lost: sample ring full");
+    case WLCAP_DROP_PMSAMPLING: {
+        char detail[160];
+        snprintf(detail, sizeof detail, "GPU %u: %s", d->context_id,
+                 d->stream_id == 1 ? "PM samples missing from the hardware sequence (gaps between windows: hardware"
+                                     " buffer overflow or decode too late)"
+                                   : "PM samples lost: the sample ring was full");
+        return add_lost(c, "pm_samples", d->count, detail);
+    }
     case WLCAP_DROP_PCSAMPLING:
         return d->stream_id == WLCAP_PCS_LOST_RECORDS
                    ? add_lost(c, "stall_records", d->count, "warp stall records lost: the recorder's stall ring was full")
@@ -543,6 +551,8 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_metric_def metric_def;
         wlcap_metric_range metric_range;
         wlcap_device_sample device_sample;
+        wlcap_pm_metric_def pm_metric_def;
+        wlcap_pm_sample pm_sample;
         wlcap_stall_reason stall_reason;
         wlcap_kernel_stall kernel_stall;
     } u;
@@ -580,6 +590,8 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_METRIC_DEF: return wl_imp_metric_def(c, &u.metric_def, offset);
     case WLCAP_METRIC_RANGE: return wl_imp_metric_range(c, &u.metric_range, offset);
     case WLCAP_DEVICE_SAMPLE: return on_device_sample(c, &u.device_sample);
+    case WLCAP_PM_METRIC_DEF: return wl_imp_pm_metric_def(c, &u.pm_metric_def, offset);
+    case WLCAP_PM_SAMPLE: return wl_imp_pm_sample(c, &u.pm_sample, offset);
     case WLCAP_STALL_REASON: return wl_imp_stall_reason(c, &u.stall_reason, offset);
     case WLCAP_KERNEL_STALL: return wl_imp_kernel_stall(c, &u.kernel_stall, offset);
     default: return 0;
@@ -596,6 +608,7 @@ void wl_imp_free_ctx(import_ctx *c)
     free(c->kname_row);
     wl_id_map_free(&c->nvtx);
     wl_imp_metric_free(c);
+    wl_imp_pm_free(c);
     wl_imp_stall_free(c);
     for (int d = 0; d < 3; d++)
         for (int i = 0; i < 1024; i++)

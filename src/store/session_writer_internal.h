@@ -19,6 +19,8 @@ enum stmt_id {
 
 #define MAX_STRING_ID (1u << 24) /* string ids a capture may use */
 #define WLCAP_METRIC_IDS 256      /* metric ids a capture may use */
+#define WLCAP_PM_DEVICES 64       /* devices with PM samples in one capture */
+#define WL_PM_IMPORT_METRICS 64   /* PM metric indices per device (the bits of pm_defined) */
 
 extern const char *const WL_IMPORT_SQL[S_COUNT];
 
@@ -49,6 +51,12 @@ typedef struct import_ctx {
      * and the metric table's row of each capture metric id */
     sqlite3_stmt *metric_st[4];
     int64_t metric_row[WLCAP_METRIC_IDS];
+    /* PM sampling (session_import_pm.c): statements prepared at the first PM record, and the
+     * metric indices each device's definitions named (a sample may use only those) */
+    sqlite3_stmt *pm_st[3];
+    uint32_t pm_device[WLCAP_PM_DEVICES];
+    uint64_t pm_defined[WLCAP_PM_DEVICES];
+    int pm_ndevices;
     /* warp stall samples (session_import_stalls.c): statements, and the stall_reason row of each
      * (device, reason index) the capture defined, in an open-addressing table */
     sqlite3_stmt *stall_st[4];
@@ -78,6 +86,10 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
 int wl_imp_metric_def(import_ctx *c, const wlcap_metric_def *d, size_t offset);
 int wl_imp_metric_range(import_ctx *c, const wlcap_metric_range *r, size_t offset);
 void wl_imp_metric_free(import_ctx *c);
+/* PM sampling records (session_import_pm.c) */
+int wl_imp_pm_metric_def(import_ctx *c, const wlcap_pm_metric_def *d, size_t offset);
+int wl_imp_pm_sample(import_ctx *c, const wlcap_pm_sample *r, size_t offset);
+void wl_imp_pm_free(import_ctx *c);
 /* warp stall records (session_import_stalls.c) */
 int wl_imp_stall_reason(import_ctx *c, const wlcap_stall_reason *r, size_t offset);
 int wl_imp_kernel_stall(import_ctx *c, const wlcap_kernel_stall *k, size_t offset);

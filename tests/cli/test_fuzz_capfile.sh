@@ -17,7 +17,8 @@ if ! "$CLANG" -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined 
     echo "fuzz_capfile: SKIP: $CLANG cannot build libFuzzer targets ($(head -1 "$out/build.log"))"
     echo "fuzz_capfile: 0 passed, 0 failed (skipped)"; exit 0
 fi
-# seed: a small valid capture (header + string + kernel + device sample + stall reason + kernel stall + end)
+# seed: a small valid capture (header + string + kernel + device sample + PM def and sample + stall reason
+# + kernel stall + end)
 python3 - "$out/corpus/seed.wlcap" <<'PY'
 import struct, sys
 hdr = b"WLCAP\x01\r\n" + struct.pack("<IIQQ", 1, 32, 42, 1)
@@ -27,6 +28,10 @@ kernel = bytearray(168); struct.pack_into("<I", kernel, 152, 1)
 rec += struct.pack("<HHI", 4, 0, 168) + bytes(kernel)
 sample = bytearray(64); struct.pack_into("<QQ", sample, 0, 2, 1)  # a DEVICE_SAMPLE (type 21)
 rec += struct.pack("<HHI", 21, 0, 64) + bytes(sample)
+pmdef = struct.pack("<QIIIIII", 100000, 0, 0, 1, 0, 0, 0)  # a PM_METRIC_DEF (type 22) naming index 0
+rec += struct.pack("<HHI", 22, 0, 32) + pmdef
+pm = struct.pack("<QQQIIII", 1, 100001, 0, 0, 0, 1, 0) + struct.pack("<8d", 4096, 0, 0, 0, 0, 0, 0, 0)
+rec += struct.pack("<HHI", 23, 0, 104) + pm  # a PM_SAMPLE (type 23)
 s2 = b"smsp__pcsamp_warps_issue_stalled_wait"  # STALL_REASON (24) and KERNEL_STALL (25)
 rec += struct.pack("<HHI", 1, 0, 8 + len(s2)) + struct.pack("<II", 2, len(s2)) + s2
 rec += struct.pack("<HHI", 24, 0, 16) + struct.pack("<IIII", 0, 3, 2, 14)

@@ -18,6 +18,7 @@
 
 #include "capfile/capfile.h"
 #include "capfile/metric_spec.h"
+#include "capfile/pm_metric_spec.h"
 #include "run_summary.h"
 #include "session_build.h"
 #include "verbs.h"
@@ -29,6 +30,8 @@ typedef struct run_options {
     const char *max_buffers;
     const char *metrics;
     const char *nvml_interval;
+    const char *pm_sampling;  /* metric list or preset, NULL: off */
+    const char *pm_interval;
     const char *pc_period;     /* --pc-period: log2 of the PC-sampling period in cycles */
     int quiet, keep_capture, check_occupancy, stalls;
     char **argv; /* the program and its arguments */
@@ -50,6 +53,12 @@ static void usage(FILE *out)
             "  --metrics LIST         hardware metrics per kernel (CUPTI range profiler): presets default,\n"
             "                         memory, compute, occupancy and/or CUPTI metric names, comma-separated.\n"
             "                         Kernels are serialised and replayed once per pass: timings change\n"
+            "  --pm-sampling [LIST]   device-wide hardware counters over fixed windows (CUPTI PM sampling;\n"
+            "                         kernels run as usual): presets default, memory, compute and/or CUPTI\n"
+            "                         metric names that fit one pass, comma-separated (default: default).\n"
+            "                         The next word is taken as LIST unless it is the program to run;\n"
+            "                         --pm-sampling=LIST always is. Not with --metrics or --stalls\n"
+            "  --pm-interval US       PM sampling interval in microseconds (default 100; 10..1000000)\n"
             "  --stalls               warp stall reasons per kernel (CUPTI PC sampling): kernels run one at\n"
             "                         a time, so timings change; not with --metrics (both need the GPU's\n"
             "                         profiling hardware)\n"
@@ -58,6 +67,60 @@ static void usage(FILE *out)
             "  -q, --quiet            print nothing but errors; the program's output is untouched\n"
             "The exit status is the program's (128+N if it was killed by signal N).\n",
             WL_PC_PERIOD_DEFAULT);
+}
+
+/* After --pm-sampling, whether the next word is its list rather than the program: a preset, a
+ * metric name or list, or a word that names no program (a misspelt preset then gets its error). */
+static int pm_list_word(const char *w)
+{
+    if (!w[0] || w[0] == '-')
+        return 0;
+    if (strstr(w, "__") || strchr(w, ','))
+        return 1;
+    for (int i = 0; WL_PM_PRESETS[i]; i++)
+        if (!strcmp(w, WL_PM_PRESETS[i]))
+            return 1;
+    if (strchr(w, '/'))
+        return access(w, F_OK) != 0;
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : ""; *p;) {
+        size_t n = strcspn(p, ":");
+        char full[PATH_MAX];
+        snprintf(full, sizeof full, "%.*s/%s", (int)(n ? n : 1), n ? p : ".", w);
+        if (access(full, X_OK) == 0)
+            return 0;
+        p += n;
+        if (*p == ':')
+            p++;
+    }
+    return 1;
+}
+
+static int check_pm(const run_options *o)
+{
+    if (o->metrics || o->stalls) {
+        fprintf(stderr, "warplens run: --pm-sampling and %s cannot be used together: both take the GPU's profiling"
+                        " hardware, and %s profiles kernels one at a time, which would change the sampled timeline."
+                        " Run them separately.\n", o->metrics ? "--metrics" : "--stalls",
+                o->metrics ? "--metrics" : "--stalls");
+        return -1;
+    }
+    static char names[WL_PM_METRICS_MAX][WL_METRIC_NAME_MAX];
+    char err[512];
+    if (wl_pm_metrics_expand(o->pm_sampling, names, NULL, WL_PM_METRICS_MAX, err, sizeof err) < 0) {
+        fprintf(stderr, "warplens run: --pm-sampling: %s\n", err);
+        return -1;
+    }
+    if (o->pm_interval) {
+        char *end;
+        long v = strtol(o->pm_interval, &end, 10);
+        if (*end || end == o->pm_interval || v < (long)WL_PM_MIN_INTERVAL_US || v > (long)WL_PM_MAX_INTERVAL_US) {
+            fprintf(stderr, "warplens run: --pm-interval must be %u..%u microseconds, got '%s'\n",
+                    WL_PM_MIN_INTERVAL_US, WL_PM_MAX_INTERVAL_US, o->pm_interval);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 static int parse(int argc, char **argv, run_options *o)
@@ -90,6 +153,12 @@ static int parse(int argc, char **argv, run_options *o)
             o->max_buffers = argv[++i];
         } else if (!strcmp(a, "--nvml-interval") && has_value) {
             o->nvml_interval = argv[++i];
+        } else if (!strncmp(a, "--pm-sampling=", 14)) {
+            o->pm_sampling = a + 14;
+        } else if (!strcmp(a, "--pm-sampling")) {
+            o->pm_sampling = has_value && pm_list_word(argv[i + 1]) ? argv[++i] : "default";
+        } else if (!strcmp(a, "--pm-interval") && has_value) {
+            o->pm_interval = argv[++i];
         } else if (!strcmp(a, "--keep-capture")) {
             o->keep_capture = 1;
         } else if (!strcmp(a, "--check-occupancy")) {
@@ -99,7 +168,8 @@ static int parse(int argc, char **argv, run_options *o)
         } else if (a[0] == '-') {
             fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
                     (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
-                     !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pc-period"))
+                     !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pm-interval") ||
+                     !strcmp(a, "--pc-period"))
                         ? " (needs a value)"
                         : "");
             usage(stderr);
@@ -123,6 +193,12 @@ static int parse(int argc, char **argv, run_options *o)
             fprintf(stderr, "warplens run: --metrics: %s\n", err);
             return -1;
         }
+    }
+    if (o->pm_sampling && check_pm(o) != 0)
+        return -1;
+    if (o->pm_interval && !o->pm_sampling) {
+        fprintf(stderr, "warplens run: --pm-interval needs --pm-sampling\n");
+        return -1;
     }
     if (o->stalls && o->metrics) {
         fprintf(stderr, "warplens run: --stalls and --metrics cannot run together: both need the GPU's profiling"
@@ -428,6 +504,12 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_CHECK_OCCUPANCY", "1", 1);
     if (o.metrics)
         setenv("WARPLENS_METRICS", o.metrics, 1);
+    if (o.pm_sampling) {
+        setenv("WARPLENS_PM_SAMPLING", o.pm_sampling, 1);
+        char us[16];
+        snprintf(us, sizeof us, "%u", WL_PM_DEFAULT_INTERVAL_US);
+        setenv("WARPLENS_PM_INTERVAL_US", o.pm_interval ? o.pm_interval : us, 1);
+    }
     if (o.stalls) {
         char period[16];
         snprintf(period, sizeof period, "%s", o.pc_period ? o.pc_period : "");
@@ -481,12 +563,15 @@ int cmd_run(int argc, char **argv)
                               {"record", o.record},
                               {NULL, NULL},
                               {NULL, NULL},
+                              {NULL, NULL},
                               {NULL, NULL}};
     int nmeta = 5; /* the list ends at the first NULL key */
     if (o.metrics)
         meta[nmeta++] = (session_meta_kv){"metrics", o.metrics};
     else if (o.stalls)
         meta[nmeta++] = (session_meta_kv){"stalls", getenv("WARPLENS_PC_PERIOD")};
+    if (o.pm_sampling)
+        meta[nmeta++] = (session_meta_kv){"pm_sampling", o.pm_sampling};
     if (WIFSIGNALED(status))
         meta[nmeta++] = (session_meta_kv){"complete", "0"};
     session_build_result res;

@@ -1,23 +1,31 @@
-/* `warplens samples <session> [--csv] [--kernel ID] [--limit N]`: the NVML device samples of a
- * session (`warplens run --nvml-interval`), each attributed to the kernels that ran in its window:
- * exact when one kernel ran, shared (an upper bound for each) when several overlapped, idle. */
+/* `warplens samples <session> [--csv] [--kernel ID] [--limit N] [--nvml|--pm] [--windows]`: the
+ * device-wide samples of a session, NVML's (`warplens run --nvml-interval`) and CUPTI PM sampling's
+ * (`warplens run --pm-sampling`), each window attributed to the kernels that ran in it: exact when
+ * one kernel ran, shared (an upper bound for each) when several overlapped, idle. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "pm_print.h"
 #include "samples_print.h"
+#include "store/session_pm.h"
 #include "store/session_cursors.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: warplens samples <session> [--csv] [--kernel ID] [--limit N]\n"
-                 "  NVML device samples (warplens run --nvml-interval) attributed to kernels by time overlap:\n"
-                 "  exact = one kernel ran in the sample's window; shared = several did, and the value is an\n"
-                 "  upper bound for each; idle = none. busy %% = share of the window the kernels covered.\n"
-                 "  --csv        comma-separated values\n"
+    fprintf(out, "usage: warplens samples <session> [--csv] [--kernel ID] [--limit N] [--nvml|--pm] [--windows]\n"
+                 "  Device-wide samples attributed to kernels by time overlap: NVML device samples (warplens run\n"
+                 "  --nvml-interval) and CUPTI PM samples (warplens run --pm-sampling). exact = one kernel ran in\n"
+                 "  the sample's window; shared = several did, and the value is an upper bound for each; idle =\n"
+                 "  none. busy %% = share of the window the kernels covered.\n"
+                 "  PM: the recorder's status and a summary per metric (min/median/max/total), then the values\n"
+                 "  attributed to each kernel launch (counters summed over its windows, levels time-weighted).\n"
+                 "  --csv        comma-separated values (PM tables in long form: one line per value)\n"
                  "  --kernel ID  only the samples whose window overlaps kernel ID (see warplens kernel)\n"
-                 "  --limit N    print at most N samples\n");
+                 "  --limit N    print at most N samples (N kernels / windows per PM table)\n"
+                 "  --nvml, --pm only NVML device samples / only PM samples\n"
+                 "  --windows    PM: every window with its attribution instead of the per-kernel table\n");
 }
 
 typedef struct ctx {
@@ -38,6 +46,7 @@ int cmd_samples(int argc, char **argv)
     const char *path = NULL;
     ctx c = {0, 0, 0, 0};
     long long kernel = -1;
+    int only_nvml = 0, only_pm = 0, windows = 0;
     for (int i = 1; i < argc; i++) {
         char *end;
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
@@ -45,6 +54,12 @@ int cmd_samples(int argc, char **argv)
             return 0;
         } else if (!strcmp(argv[i], "--csv")) {
             c.csv = 1;
+        } else if (!strcmp(argv[i], "--nvml")) {
+            only_nvml = 1;
+        } else if (!strcmp(argv[i], "--pm")) {
+            only_pm = 1;
+        } else if (!strcmp(argv[i], "--windows")) {
+            windows = 1;
         } else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
             kernel = strtoll(argv[++i], &end, 10);
             if (*end || kernel < 0) {
@@ -74,23 +89,50 @@ int cmd_samples(int argc, char **argv)
         fprintf(stderr, "warplens: %s\n", err);
         return 1;
     }
-    if (!wl_session_has_device_samples(s)) {
-        fprintf(stderr, "warplens: no device samples in this session (record with `warplens run --nvml-interval MS`;"
-                        " the recorder says why when NVML is not available)\n");
+    if (only_nvml && only_pm) {
+        fprintf(stderr, "warplens samples: --nvml and --pm exclude each other\n");
+        wl_session_close(s);
+        return 2;
+    }
+    int nvml = !only_pm && wl_session_has_device_samples(s);
+    int pm = !only_nvml && wl_session_has_pm_samples(s);
+    if (!nvml && !pm) {
+        fprintf(stderr, "warplens: no %s in this session (record with `warplens run --nvml-interval MS` or"
+                        " `--pm-sampling`; the recorder says why when sampling is not available)\n",
+                only_pm ? "PM samples" : only_nvml ? "device samples (NVML)" : "device samples (NVML or PM)");
+        wl_pm_config_row *cfg;
+        int nc = only_nvml ? 0 : wl_session_pm_configs(s, &cfg);
+        for (int i = 0; i < nc; i++) /* PM sampling was asked for: the recorder's lines say what happened */
+            fprintf(stderr, "warplens: PM sampling on GPU %u was %s:\n%s\n", cfg[i].device_id, cfg[i].status,
+                    cfg[i].detail);
+        if (nc > 0)
+            free(cfg);
         wl_session_close(s);
         return 1;
     }
     wl_session_span span;
     wl_session_get_span(s, &span);
     c.origin = span.origin_ns;
-    samples_print_header(c.csv);
-    int n = kernel >= 0 ? wl_kernel_device_samples(s, kernel, on_sample, &c)
-                        : wl_device_samples_attribute(s, on_sample, &c);
-    wl_session_close(s);
-    if (n < 0) {
-        fprintf(stderr, "warplens: %s\n", kernel >= 0 ? "no kernel with that id and timestamps in this session"
-                                                      : "reading the device samples failed");
-        return 1;
+    int rc = 0;
+    if (nvml) {
+        if (c.csv && pm)
+            printf("# nvml\n");
+        samples_print_header(c.csv);
+        int n = kernel >= 0 ? wl_kernel_device_samples(s, kernel, on_sample, &c)
+                            : wl_device_samples_attribute(s, on_sample, &c);
+        if (n < 0) {
+            fprintf(stderr, "warplens: %s\n", kernel >= 0 ? "no kernel with that id and timestamps in this session"
+                                                          : "reading the device samples failed");
+            rc = 1;
+        }
     }
-    return 0;
+    if (pm && rc == 0) {
+        if (c.csv && nvml)
+            printf("\n");
+        pm_print_options po = {c.csv, windows, c.limit, kernel, span.origin_ns, c.csv}; /* CSV: several tables, each named */
+        if (pm_print(s, &po) != 0)
+            rc = 1;
+    }
+    wl_session_close(s);
+    return rc;
 }

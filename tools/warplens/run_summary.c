@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "metrics_print.h"
+#include "pm_print.h"
 #include "stalls_print.h"
 #include "stats_print.h"
 
@@ -23,6 +24,7 @@ void print_run_summary(const char *session_path)
     print_copy_table(s, &o);
     print_lost_table(s, &o);
     print_metric_run_note(s);
+    pm_print_run_note(s, session_path);
     print_stall_run_note(s, session_path);
     printf("\nMore: warplens stats %s\n", session_path);
     wl_session_close(s);

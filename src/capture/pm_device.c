@@ -1,0 +1,665 @@
+/* CUPTI PM sampling on one device (see pm_sampler.h), on the sampler thread only.
+ *
+ * Set-up: profiler initialisation (once), the support check, chip name, counter availability,
+ * a profiler host object of type PM_SAMPLING, the metric names checked against the chip (unknown
+ * ones are reported with the chip's close names and left out), the configuration checked to fit
+ * one pass (PM sampling cannot replay), then cuptiPmSamplingEnable, SetConfig (GPU-time trigger
+ * every interval, KEEP_LATEST so a late decode loses the oldest records rather than stopping the
+ * stream), the counter-data image for `max_samples` samples, Start.
+ *
+ * Decode: DecodeData moves records from the hardware buffer into the counter-data image; every
+ * completed sample is read (start/end timestamps) and evaluated to metric values, handed to the
+ * writer, and the image is re-initialised; a full image is decoded again at once. A gap between a
+ * sample's start and the previous sample's end is counted as that many missing samples.
+ *
+ * Timestamps: CUPTI converts PM sample times with the same GPU-to-CPU conversion as activity
+ * records (NVIDIA, quoted in pytorch/kineto#1526), so they are on the session clock (CLOCK_REALTIME
+ * as the recorder registers no timestamp callback) and are stored unchanged. Each decode checks
+ * the newest sample's end against CLOCK_REALTIME; a sample in the future or minutes old means
+ * another clock, said once. tests/gpu/gpu_test_pm_sampling.cu checks the alignment with kernels.
+ *
+ * Lifetime of the buffers: the availability image stays alive as long as the host object (freeing
+ * it crashed the range profiler's host object on the H100) and the config image as long as the
+ * sampling object (CUPTI keeps its pointer after SetConfig). */
+#include "capture/pm_sampler.h"
+
+#include <cuda.h>
+#include <cupti.h>
+#include <cupti_pmsampling.h>
+#include <cupti_profiler_host.h>
+#include <cupti_profiler_target.h>
+#include <cupti_target.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/clock.h"
+#include "common/log.h"
+
+#define MAX_DECODE_ROUNDS 64           /* a full image is decoded again, up to this many times */
+#define CLOCK_FUTURE_NS 5000000ll      /* a sample ending 5 ms after "now" is not on our clock */
+#define CLOCK_PAST_NS 60000000000ll    /* nor one that ended a minute before the decode */
+
+static int g_profiler_initialised;      /* sampler thread only */
+
+static const char *result_text(CUptiResult st)
+{
+    const char *msg = NULL;
+    cuptiGetResultString(st, &msg);
+    return msg ? msg : "unknown CUPTI error";
+}
+
+static const char *remedy(CUptiResult st)
+{
+    switch (st) {
+    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
+        return "no permission to read GPU performance counters: run as root, or set the nvidia driver option"
+               " NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+    case CUPTI_ERROR_HARDWARE_BUSY:
+    case CUPTI_ERROR_INVALID_OPERATION:
+        return "the GPU's performance counters are taken (DCGM profiling, Nsight, or another process sampling"
+               " this GPU): pause that tool (e.g. `dcgmi profile --pause`) and run again";
+    case CUPTI_ERROR_NOT_SUPPORTED:
+    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
+    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
+    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
+    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+        return "PM sampling with a GPU-time trigger needs an Ampere GA10x, Ada, Hopper or newer GPU, bare metal or"
+               " a vGPU with profiling enabled, no MIG";
+    case CUPTI_ERROR_OUT_OF_MEMORY:
+        return "not enough memory for the hardware buffer: make it smaller with WARPLENS_PM_HW_BUFFER (e.g. 32M)";
+    default: return "see the CUPTI message";
+    }
+}
+
+/* Sampling is off on this device: one line with the step, CUPTI's message and the remedy. */
+static void off(pm_device *d, const char *what, CUptiResult st)
+{
+    pm_emit_status(d->id, 1, 1, "PM sampling is off on GPU %u: %s failed (%s); %s. Tracing continues.", d->id, what,
+                   result_text(st), remedy(st));
+    d->state = PM_FAILED;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec t;
+    if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
+        return 0;
+    return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static void host_free(void *host)
+{
+    if (!host)
+        return;
+    CUpti_Profiler_Host_Deinitialize_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
+    p.pHostObject = host;
+    CUptiResult st = cuptiProfilerHostDeinitialize(&p);
+    if (st != CUPTI_SUCCESS) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "PM sampling: freeing the profiler host object failed (%s)", result_text(st));
+    }
+}
+
+static CUptiResult host_new(const pm_device *d, void **host)
+{
+    CUpti_Profiler_Host_Initialize_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
+    p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
+    p.pChipName = d->chip;
+    p.pCounterAvailabilityImage = d->availability;
+    CUptiResult st = cuptiProfilerHostInitialize(&p);
+    *host = st == CUPTI_SUCCESS ? p.pHostObject : NULL;
+    return st;
+}
+
+/* Adds the metrics to a host object and builds the config image (malloc'd into *image). */
+static CUptiResult build_config(void *host, const char **names, int n, uint8_t **image, size_t *size)
+{
+    *image = NULL;
+    *size = 0;
+    CUpti_Profiler_Host_ConfigAddMetrics_Params am;
+    memset(&am, 0, sizeof am);
+    am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
+    am.pHostObject = host;
+    am.ppMetricNames = names;
+    am.numMetrics = (size_t)n;
+    CUptiResult st = cuptiProfilerHostConfigAddMetrics(&am);
+    if (st != CUPTI_SUCCESS)
+        return st;
+    CUpti_Profiler_Host_GetConfigImageSize_Params cs;
+    memset(&cs, 0, sizeof cs);
+    cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
+    cs.pHostObject = host;
+    if ((st = cuptiProfilerHostGetConfigImageSize(&cs)) != CUPTI_SUCCESS)
+        return st;
+    uint8_t *img = malloc(cs.configImageSize ? cs.configImageSize : 1);
+    if (!img)
+        return CUPTI_ERROR_OUT_OF_MEMORY;
+    CUpti_Profiler_Host_GetConfigImage_Params gi;
+    memset(&gi, 0, sizeof gi);
+    gi.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
+    gi.pHostObject = host;
+    gi.configImageSize = cs.configImageSize;
+    gi.pConfigImage = img;
+    if ((st = cuptiProfilerHostGetConfigImage(&gi)) != CUPTI_SUCCESS) {
+        free(img);
+        return st;
+    }
+    *image = img;
+    *size = cs.configImageSize;
+    return CUPTI_SUCCESS;
+}
+
+static CUptiResult passes_of(const uint8_t *image, size_t size, size_t *passes)
+{
+    CUpti_Profiler_Host_GetNumOfPasses_Params np;
+    memset(&np, 0, sizeof np);
+    np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
+    np.configImageSize = size;
+    np.pConfigImage = (uint8_t *)(uintptr_t)image;
+    CUptiResult st = cuptiProfilerHostGetNumOfPasses(&np);
+    *passes = np.numOfPasses;
+    return st;
+}
+
+/* Passes a set of metrics needs, on a host object of its own (adding metrics cannot be undone). */
+static CUptiResult trial_passes(const pm_device *d, const char **names, int n, size_t *passes)
+{
+    void *host;
+    CUptiResult st = host_new(d, &host);
+    if (st != CUPTI_SUCCESS)
+        return st;
+    uint8_t *img;
+    size_t size;
+    if ((st = build_config(host, names, n, &img, &size)) == CUPTI_SUCCESS)
+        st = passes_of(img, size, passes);
+    free(img);
+    host_free(host);
+    return st;
+}
+
+static void teardown(pm_device *d)
+{
+    if (d->obj) {
+        CUpti_PmSampling_Disable_Params p;
+        memset(&p, 0, sizeof p);
+        p.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE;
+        p.pPmSamplingObject = d->obj;
+        CUptiResult st = cuptiPmSamplingDisable(&p);
+        if (st != CUPTI_SUCCESS)
+            wl_log("PM sampling: disabling it on GPU %u failed (%s)", d->id, result_text(st));
+        d->obj = NULL;
+    }
+    host_free(d->host);
+    d->host = NULL;
+    free(d->counter);
+    free(d->config);
+    free(d->availability);
+    d->counter = d->config = d->availability = NULL;
+}
+
+/* Keeps the metrics the chip knows (reporting the others) and their units and types. */
+static int check_names(pm_device *d, const pm_settings *s, char units[][40], int *types)
+{
+    d->n = 0;
+    for (int i = 0; i < s->n; i++) {
+        CUpti_Profiler_Host_GetMetricProperties_Params mp;
+        memset(&mp, 0, sizeof mp);
+        mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
+        mp.pHostObject = d->host;
+        mp.pMetricName = s->names[i];
+        if (cuptiProfilerHostGetMetricProperties(&mp) == CUPTI_SUCCESS) {
+            snprintf(units[d->n], 40, "%s", mp.pDimUnit ? mp.pDimUnit : "");
+            types[d->n] = (int)mp.metricType;
+            d->names[d->n++] = s->names[i];
+            continue;
+        }
+        char close[400];
+        wl_host_close_metric_names(d->host, s->names[i], close, sizeof close);
+        pm_emit_status(d->id, 0, 1,
+                       "PM sampling on GPU %u (%s): unknown metric '%s'; %s%s; it is not sampled (the others are)",
+                       d->id, d->chip, s->names[i], close[0] ? "close names: " : "no close name on this chip",
+                       close);
+    }
+    return d->n;
+}
+
+/* The configuration must fit one pass. Returns 0 with d->config built for the metrics kept, or -1
+ * (sampling off, said why). A preset metric that does not fit with the ones before it is left out
+ * with a note; a set the user named is refused, naming the metrics that do not fit. */
+static int fit_one_pass(pm_device *d, const pm_settings *s, char units[][40], int *types)
+{
+    size_t passes = 0;
+    CUptiResult st = build_config(d->host, d->names, d->n, &d->config, &d->config_size);
+    if (st == CUPTI_SUCCESS)
+        st = passes_of(d->config, d->config_size, &passes);
+    if (st != CUPTI_SUCCESS) {
+        off(d, "building the metric configuration", st);
+        return -1;
+    }
+    if (passes == 1)
+        return 0;
+    /* which metrics do not fit: add them one at a time, keeping those that stay within one pass */
+    const char *fit[WL_PM_METRICS_MAX];
+    char fit_units[WL_PM_METRICS_MAX][40];
+    int fit_types[WL_PM_METRICS_MAX], nfit = 0, user_offender = 0;
+    char bad[600] = "";
+    for (int i = 0; i < d->n; i++) {
+        fit[nfit] = d->names[i];
+        size_t p = 0;
+        st = trial_passes(d, fit, nfit + 1, &p);
+        if (st != CUPTI_SUCCESS) {
+            off(d, "counting the passes of the metric configuration", st);
+            return -1;
+        }
+        if (p <= 1) {
+            memcpy(fit_units[nfit], units[i], 40);
+            fit_types[nfit++] = types[i];
+            continue;
+        }
+        size_t alone = 0;
+        trial_passes(d, &d->names[i], 1, &alone);
+        size_t used = strlen(bad);
+        snprintf(bad + used, sizeof bad - used, "%s%s (%zu pass%s alone)", used ? ", " : "", d->names[i], alone,
+                 alone == 1 ? "" : "es");
+        for (int k = 0; k < s->n; k++)
+            if (s->names[k] == d->names[i] && !s->from_preset[k])
+                user_offender = 1;
+    }
+    if (user_offender || !nfit) {
+        pm_emit_status(d->id, 1, 1,
+                       "PM sampling is off on GPU %u (%s): the metrics need %zu passes, PM sampling collects one;"
+                       " these do not fit with the ones before them: %s. Choose metrics that fit one pass (the"
+                       " presets do on H100). Tracing continues.",
+                       d->id, d->chip, passes, bad);
+        d->state = PM_FAILED;
+        return -1;
+    }
+    pm_emit_status(d->id, 0, 1, "PM sampling on GPU %u (%s): preset metrics left out to fit one pass: %s", d->id,
+                   d->chip, bad);
+    d->n = nfit;
+    for (int i = 0; i < nfit; i++) {
+        d->names[i] = fit[i];
+        memcpy(units[i], fit_units[i], 40);
+        types[i] = fit_types[i];
+    }
+    /* adding metrics cannot be undone: a fresh host object for the set that fits */
+    free(d->config);
+    d->config = NULL;
+    host_free(d->host);
+    d->host = NULL;
+    if ((st = host_new(d, &d->host)) == CUPTI_SUCCESS &&
+        (st = build_config(d->host, d->names, d->n, &d->config, &d->config_size)) == CUPTI_SUCCESS)
+        st = passes_of(d->config, d->config_size, &passes);
+    if (st != CUPTI_SUCCESS || passes != 1) {
+        off(d, "building the one-pass configuration", st != CUPTI_SUCCESS ? st : CUPTI_ERROR_NOT_SUPPORTED);
+        return -1;
+    }
+    return 0;
+}
+
+static CUptiResult init_counter_data(pm_device *d)
+{
+    CUpti_PmSampling_CounterDataImage_Initialize_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize = CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+    p.pPmSamplingObject = d->obj;
+    p.counterDataSize = d->counter_size;
+    p.pCounterData = d->counter;
+    return cuptiPmSamplingCounterDataImageInitialize(&p);
+}
+
+static CUptiResult start(pm_device *d)
+{
+    CUptiResult st = init_counter_data(d);
+    if (st != CUPTI_SUCCESS)
+        return st;
+    CUpti_PmSampling_Start_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE;
+    p.pPmSamplingObject = d->obj;
+    return cuptiPmSamplingStart(&p);
+}
+
+static CUptiResult stop(pm_device *d)
+{
+    CUpti_PmSampling_Stop_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE;
+    p.pPmSamplingObject = d->obj;
+    return cuptiPmSamplingStop(&p);
+}
+
+/* Why the support check says no, in words. */
+static const char *unsupported_reason(const CUpti_Profiler_DeviceSupported_Params *ds)
+{
+    return ds->architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED          ? "GPU architecture"
+           : ds->vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED                ? "vGPU"
+           : ds->confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "confidential computing"
+           : ds->cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED                 ? "CMP device"
+           : ds->wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED                 ? "WSL"
+           : ds->sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED                 ? "SLI"
+                                                                               : "configuration";
+}
+
+#define TRY(call, what)                                                                                        \
+    do {                                                                                                       \
+        CUptiResult st_ = (call);                                                                              \
+        if (st_ != CUPTI_SUCCESS) {                                                                            \
+            off(d, what, st_);                                                                                 \
+            teardown(d);                                                                                       \
+            return -1;                                                                                         \
+        }                                                                                                      \
+    } while (0)
+
+int pm_device_setup(pm_device *d, const pm_settings *s)
+{
+    uint64_t t0 = wl_monotonic_ns(), cpu0 = thread_cpu_ns();
+    if (!g_profiler_initialised) {
+        CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE, NULL};
+        TRY(cuptiProfilerInitialize(&ip), "initialising the CUPTI profiler");
+        g_profiler_initialised = 1;
+    }
+    CUdevice cu;
+    if (cuDeviceGet(&cu, (int)d->id) == CUDA_SUCCESS) {
+        CUpti_Profiler_DeviceSupported_Params ds;
+        memset(&ds, 0, sizeof ds);
+        ds.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE;
+        ds.cuDevice = cu;
+        ds.api = CUPTI_PROFILER_PM_SAMPLING;
+        if (cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS &&
+            ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
+            char what[96];
+            snprintf(what, sizeof what, "the support check (unsupported: %s)", unsupported_reason(&ds));
+            off(d, what, CUPTI_ERROR_NOT_SUPPORTED);
+            return -1;
+        }
+    }
+    CUpti_Device_GetChipName_Params cn;
+    memset(&cn, 0, sizeof cn);
+    cn.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
+    cn.deviceIndex = d->id;
+    TRY(cuptiDeviceGetChipName(&cn), "reading the chip name");
+    snprintf(d->chip, sizeof d->chip, "%s", cn.pChipName ? cn.pChipName : "");
+
+    CUpti_PmSampling_GetCounterAvailability_Params ca;
+    memset(&ca, 0, sizeof ca);
+    ca.structSize = CUpti_PmSampling_GetCounterAvailability_Params_STRUCT_SIZE;
+    ca.deviceIndex = d->id;
+    TRY(cuptiPmSamplingGetCounterAvailability(&ca), "reading counter availability");
+    d->availability = calloc(1, ca.counterAvailabilityImageSize ? ca.counterAvailabilityImageSize : 1);
+    if (!d->availability)
+        TRY(CUPTI_ERROR_OUT_OF_MEMORY, "allocating the counter availability image");
+    ca.pCounterAvailabilityImage = d->availability;
+    TRY(cuptiPmSamplingGetCounterAvailability(&ca), "reading counter availability");
+    TRY(host_new(d, &d->host), "initialising the metric host");
+
+    char units[WL_PM_METRICS_MAX][40];
+    int types[WL_PM_METRICS_MAX];
+    if (!check_names(d, s, units, types)) {
+        pm_emit_status(d->id, 1, 1, "PM sampling is off on GPU %u (%s): none of the requested metrics exists on"
+                       " this chip. Tracing continues.", d->id, d->chip);
+        d->state = PM_FAILED;
+        teardown(d);
+        return -1;
+    }
+    if (fit_one_pass(d, s, units, types) != 0) {
+        teardown(d);
+        return -1;
+    }
+
+    CUpti_PmSampling_Enable_Params en;
+    memset(&en, 0, sizeof en);
+    en.structSize = CUpti_PmSampling_Enable_Params_STRUCT_SIZE;
+    en.deviceIndex = d->id;
+    TRY(cuptiPmSamplingEnable(&en), "enabling PM sampling");
+    d->obj = en.pPmSamplingObject;
+
+    CUpti_PmSampling_SetConfig_Params sc;
+    memset(&sc, 0, sizeof sc);
+    sc.structSize = CUpti_PmSampling_SetConfig_Params_STRUCT_SIZE;
+    sc.pPmSamplingObject = d->obj;
+    sc.configSize = d->config_size;
+    sc.pConfig = d->config;
+    sc.hardwareBufferSize = s->hw_buffer_bytes;
+    sc.samplingInterval = s->interval_ns;
+    sc.triggerMode = CUPTI_PM_SAMPLING_TRIGGER_MODE_GPU_TIME_INTERVAL;
+    sc.hwBufferAppendMode = CUPTI_PM_SAMPLING_HARDWARE_BUFFER_APPEND_MODE_KEEP_LATEST;
+    TRY(cuptiPmSamplingSetConfig(&sc), "configuring PM sampling (interval, trigger, hardware buffer)");
+
+    CUpti_PmSampling_GetCounterDataSize_Params cs;
+    memset(&cs, 0, sizeof cs);
+    cs.structSize = CUpti_PmSampling_GetCounterDataSize_Params_STRUCT_SIZE;
+    cs.pPmSamplingObject = d->obj;
+    cs.pMetricNames = d->names;
+    cs.numMetrics = (size_t)d->n;
+    cs.maxSamples = s->max_samples;
+    TRY(cuptiPmSamplingGetCounterDataSize(&cs), "sizing the counter data");
+    d->counter_size = cs.counterDataSize;
+    if (!(d->counter = malloc(d->counter_size ? d->counter_size : 1)))
+        TRY(CUPTI_ERROR_OUT_OF_MEMORY, "allocating the counter data");
+
+    /* the definitions reach the file before any sample of this device */
+    for (int i = 0; i < d->n; i++) {
+        if (pm_emit_def(d->id, (uint32_t)i, d->names[i], units[i], types[i], s->interval_ns) != 0) {
+            pm_emit_status(d->id, 1, 1, "PM sampling is off on GPU %u: the recorder's writer did not take the"
+                           " metric definitions within 1 s. Tracing continues.", d->id);
+            d->state = PM_FAILED;
+            teardown(d);
+            return -1;
+        }
+    }
+    TRY(start(d), "starting PM sampling");
+    d->state = PM_RUNNING;
+    d->setup_ns = wl_monotonic_ns() - t0;
+    d->cpu_ns += thread_cpu_ns() - cpu0;
+    pm_emit_status(d->id, 0, 1,
+                   "PM sampling on GPU %u (%s): %d metric%s every %.0f us, hardware buffer %zu MiB, set up in %.1f ms",
+                   d->id, d->chip, d->n, d->n == 1 ? "" : "s", (double)s->interval_ns / 1000.0,
+                   s->hw_buffer_bytes >> 20, (double)d->setup_ns / 1e6);
+    return 0;
+}
+
+/* Reads and hands over the completed samples of the image; returns how many. */
+static int take_samples(pm_device *d, int *failed)
+{
+    CUpti_PmSampling_GetCounterDataInfo_Params gi;
+    memset(&gi, 0, sizeof gi);
+    gi.structSize = CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE;
+    gi.pCounterDataImage = d->counter;
+    gi.counterDataImageSize = d->counter_size;
+    CUptiResult st = cuptiPmSamplingGetCounterDataInfo(&gi);
+    if (st != CUPTI_SUCCESS) {
+        off(d, "reading the number of decoded samples", st);
+        *failed = 1;
+        return 0;
+    }
+    double values[WL_PM_METRICS_MAX];
+    uint64_t newest = 0;
+    for (size_t i = 0; i < gi.numCompletedSamples; i++) {
+        CUpti_PmSampling_CounterData_GetSampleInfo_Params si;
+        memset(&si, 0, sizeof si);
+        si.structSize = CUpti_PmSampling_CounterData_GetSampleInfo_Params_STRUCT_SIZE;
+        si.pPmSamplingObject = d->obj;
+        si.pCounterDataImage = d->counter;
+        si.counterDataImageSize = d->counter_size;
+        si.sampleIndex = i;
+        if ((st = cuptiPmSamplingCounterDataGetSampleInfo(&si)) != CUPTI_SUCCESS) {
+            off(d, "reading a sample's time window", st);
+            *failed = 1;
+            return (int)i;
+        }
+        CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
+        memset(&ev, 0, sizeof ev);
+        ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
+        ev.pHostObject = d->host;
+        ev.pCounterDataImage = d->counter;
+        ev.counterDataImageSize = d->counter_size;
+        ev.rangeIndex = i;
+        ev.ppMetricNames = d->names;
+        ev.numMetrics = (size_t)d->n;
+        ev.pMetricValues = values;
+        if ((st = cuptiProfilerHostEvaluateToGpuValues(&ev)) != CUPTI_SUCCESS) {
+            off(d, "evaluating a sample's metric values", st);
+            *failed = 1;
+            return (int)i;
+        }
+        /* windows follow each other: a hole of more than half an interval is missing samples */
+        uint64_t interval = si.endTimestamp > si.startTimestamp ? si.endTimestamp - si.startTimestamp : 0;
+        if (d->last_end && interval && si.startTimestamp > d->last_end + interval / 2) {
+            uint64_t missing = (si.startTimestamp - d->last_end + interval / 2) / interval;
+            d->gap_lost += missing;
+            pm_count_gaps(d->id, missing);
+        }
+        if (si.endTimestamp > d->last_end)
+            d->last_end = si.endTimestamp;
+        newest = si.endTimestamp;
+        if (pm_emit_sample(d->id, d->next_index++, si.startTimestamp, si.endTimestamp, values, d->n) != 0)
+            d->ring_lost++; /* counted for the session by pm_sampler.c too */
+        d->samples++;
+    }
+    if (gi.numCompletedSamples) {
+        int64_t lag = (int64_t)(wl_realtime_ns() - newest);
+        if (lag > d->max_lag_ns)
+            d->max_lag_ns = lag;
+        if (!d->clock_warned && (lag < -CLOCK_FUTURE_NS || lag > CLOCK_PAST_NS)) {
+            d->clock_warned = 1;
+            pm_emit_status(d->id, 0, 1,
+                           "PM sampling on GPU %u: sample times are %+.3f ms from CLOCK_REALTIME when decoded: CUPTI"
+                           " did not return them on the activity clock, so samples will not line up with kernels",
+                           d->id, (double)-lag / 1e6);
+        }
+        if ((st = init_counter_data(d)) != CUPTI_SUCCESS) {
+            off(d, "re-initialising the counter data", st);
+            *failed = 1;
+        }
+    }
+    return (int)gi.numCompletedSamples;
+}
+
+/* Decodes until the hardware buffer is empty (or `rounds` full images). -1: torn down. */
+static int decode_rounds(pm_device *d, int rounds)
+{
+    uint64_t cpu0 = thread_cpu_ns();
+    int rc = 0;
+    for (int r = 0; r < rounds; r++) {
+        CUpti_PmSampling_DecodeData_Params dd;
+        memset(&dd, 0, sizeof dd);
+        dd.structSize = CUpti_PmSampling_DecodeData_Params_STRUCT_SIZE;
+        dd.pPmSamplingObject = d->obj;
+        dd.pCounterDataImage = d->counter;
+        dd.counterDataImageSize = d->counter_size;
+        CUptiResult st = cuptiPmSamplingDecodeData(&dd);
+        int overflow = dd.overflow || st == CUPTI_ERROR_OUT_OF_MEMORY;
+        if (overflow) {
+            d->overflows++;
+            if (!d->overflow_warned) {
+                d->overflow_warned = 1;
+                pm_emit_status(d->id, 0, 1,
+                               "PM sampling on GPU %u: the hardware buffer overflowed (decoding fell behind); the"
+                               " samples lost are counted. A larger WARPLENS_PM_HW_BUFFER or a longer --pm-interval"
+                               " avoids it", d->id);
+            }
+        }
+        if (st != CUPTI_SUCCESS && st != CUPTI_ERROR_OUT_OF_MEMORY) {
+            off(d, "decoding samples", st);
+            rc = -1;
+            break;
+        }
+        int failed = 0;
+        take_samples(d, &failed);
+        if (failed) {
+            rc = -1;
+            break;
+        }
+        if (st == CUPTI_ERROR_OUT_OF_MEMORY) {
+            /* the stream stopped at the overflow: start it again (the hole is counted as a gap) */
+            CUptiResult s2 = stop(d);
+            if (s2 == CUPTI_SUCCESS)
+                s2 = start(d);
+            if (s2 != CUPTI_SUCCESS) {
+                off(d, "restarting after a hardware buffer overflow", s2);
+                rc = -1;
+            }
+            break;
+        }
+        if (dd.decodeStopReason != CUPTI_PM_SAMPLING_DECODE_STOP_REASON_COUNTER_DATA_FULL)
+            break;
+    }
+    d->cpu_ns += thread_cpu_ns() - cpu0;
+    if (rc != 0)
+        teardown(d);
+    return rc;
+}
+
+int pm_device_decode(pm_device *d, const pm_settings *s)
+{
+    (void)s;
+    if (d->state != PM_RUNNING)
+        return 0;
+    return decode_rounds(d, MAX_DECODE_ROUNDS);
+}
+
+void pm_device_pause(pm_device *d, const pm_settings *s)
+{
+    (void)s;
+    if (d->state != PM_RUNNING)
+        return;
+    CUptiResult st = stop(d);
+    if (st != CUPTI_SUCCESS) {
+        off(d, "stopping PM sampling before the context's destruction", st);
+        teardown(d);
+        return;
+    }
+    if (decode_rounds(d, MAX_DECODE_ROUNDS) == 0)
+        d->state = PM_PAUSED;
+}
+
+int pm_device_resume(pm_device *d)
+{
+    if (d->state != PM_PAUSED)
+        return 0;
+    CUptiResult st = start(d);
+    if (st == CUPTI_SUCCESS) {
+        d->state = PM_RUNNING;
+        d->last_end = 0; /* the time without a context is not a gap */
+        return 0;
+    }
+    /* the sampling object did not survive the context: set up afresh */
+    teardown(d);
+    d->state = PM_IDLE;
+    return -1;
+}
+
+void pm_device_finish(pm_device *d, const pm_settings *s)
+{
+    if (d->state == PM_RUNNING) {
+        CUptiResult st = stop(d);
+        if (st != CUPTI_SUCCESS)
+            off(d, "stopping PM sampling at exit", st);
+        else
+            decode_rounds(d, MAX_DECODE_ROUNDS);
+    }
+    if (d->state == PM_RUNNING || d->state == PM_PAUSED) {
+        double per = d->samples ? (double)d->cpu_ns / (double)d->samples / 1000.0 : 0;
+        pm_emit_status(d->id, 0, 1,
+                       "PM sampling on GPU %u: %llu windows of %d metric%s every %.0f us; %llu missing (gaps), %llu"
+                       " lost (sample ring full), %llu hardware buffer overflow%s; sampler thread %.1f ms CPU (%.2f us"
+                       " per window); decoded up to %.1f ms after a window ended",
+                       d->id, (unsigned long long)d->samples, d->n, d->n == 1 ? "" : "s",
+                       (double)s->interval_ns / 1000.0, (unsigned long long)d->gap_lost,
+                       (unsigned long long)d->ring_lost, (unsigned long long)d->overflows,
+                       d->overflows == 1 ? "" : "s", (double)d->cpu_ns / 1e6, per, (double)d->max_lag_ns / 1e6);
+        d->state = PM_IDLE;
+    }
+    teardown(d);
+}
