@@ -13,7 +13,7 @@ see bench_launch.cu: its end-to-end time is partly GPU-bound and is shown too); 
 host-bound (about 10 us of host time per op against ~3 us of GPU time), so its measure is its time
 per op.
 
-usage: python3 bench/overhead.py BUILD_DIR OUT_DIR [--reps 15] [--kernels 50000] [--steps 500]"""
+usage: python3 bench/overhead.py BUILD_DIR OUT_DIR [--reps 15] [--kernels 50000] [--steps 2000] [--no-pin]"""
 import argparse
 import datetime
 import os
@@ -66,7 +66,9 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--kernels", type=int, default=50000)
-    ap.add_argument("--steps", type=int, default=500)
+    ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--no-pin", action="store_true",
+                    help="PyTorch loop: leave thread placement to the scheduler (see torch_launch_loop.py --pin)")
     ap.add_argument("--suites", default="c,torch", help="which loops to run: c, torch or both")
     ap.add_argument("--cpus", default="2-5", help="taskset CPU list every mode runs on")
     ap.add_argument("--lean", action="store_true",
@@ -83,7 +85,7 @@ def main():
     floor_cb = os.path.join(b, "lib", "libwl_floor_callback_injection.so")
     launch = os.path.join(b, "bin", "bench_launch")
     torch_loop = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_launch_loop.py"),
-                  "--steps", str(a.steps)]
+                  "--steps", str(a.steps)] + ([] if a.no_pin else ["--pin"])
     base_env = dict(os.environ)
     base_env.pop("CUDA_INJECTION64_PATH", None)
     # no spinning OpenMP pool competing with the launching thread for the pinned cores
@@ -126,7 +128,7 @@ def main():
     except OSError:
         gpu = "unknown"
     lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
-              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}{' --lean' if a.lean else ''}"
+              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}{' --lean' if a.lean else ''}{' --no-pin' if a.no_pin else ''}"
               f"{(' --only ' + chr(39) + a.only + chr(39)) if a.only else ''}` (modes interleaved, their order rotated every "
               f"round; each run reports the median over segments; added = median over the {a.reps} rounds of the "
               f"mode's time minus the same round's unprofiled time; "

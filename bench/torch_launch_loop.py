@@ -2,8 +2,16 @@
 add) — 24 short kernels. Runs in segments of 100 steps (each ending with a synchronisation) and
 prints the median over segments of host time per kernel op, so one burst of interference moves one
 segment, not the result. With --torch-profiler MODE the loop runs inside torch.profiler
-(MODE = cuda or cpu+cuda)."""
+(MODE = cuda or cpu+cuda).
+
+With --pin, before every segment (outside the timing) the main thread is pinned alone to the first
+CPU it may use and every other thread of the process (CUDA's, the profiler's) to the others, away
+from the main CPU's hyperthread sibling where there are enough CPUs: which core a profiler's
+thread lands on next to the launching thread is otherwise decided per process, which made runs of
+one mode differ by up to 35 % (bench/results/overhead-torch-diag.md)."""
 import argparse
+import os
+import threading
 import time
 
 import torch
@@ -20,9 +28,38 @@ def loop(steps: int, xs, ws):
     torch.cuda.synchronize()
 
 
-def timed(steps: int, xs, ws, ops_per_step: int):
+def siblings(cpu: int) -> set:
+    """The CPUs sharing cpu's core (hyperthreads), cpu included."""
+    try:
+        with open(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list") as f:
+            text = f.read().strip()
+    except OSError:
+        return {cpu}
+    out = set()
+    for part in text.split(","):
+        lo, _, hi = part.partition("-")
+        out.update(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def pin_threads(allowed: set) -> None:
+    if len(allowed) < 2:
+        return
+    main = min(allowed)
+    rest = allowed - siblings(main) or allowed - {main}
+    me = threading.get_native_id()
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), {main} if int(tid) == me else rest)
+        except OSError:
+            pass  # the thread has ended
+
+
+def timed(steps: int, xs, ws, ops_per_step: int, pin=None):
     per_op = []
     for _ in range(steps // SEGMENT):
+        if pin:
+            pin_threads(pin)
         t0 = time.perf_counter()
         loop(SEGMENT, xs, ws)
         per_op.append((time.perf_counter() - t0) * 1e6 / (SEGMENT * ops_per_step))
@@ -34,7 +71,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--torch-profiler", choices=["cuda", "cpu+cuda"])
+    ap.add_argument("--pin", action="store_true", help="main thread alone on one CPU, the others elsewhere")
     a = ap.parse_args()
+    pin = set(os.sched_getaffinity(0)) if a.pin else None
     torch.manual_seed(0)
     xs = torch.randn(64, 64, device="cuda")
     ws = [torch.randn(64, 64, device="cuda") * 0.01 for _ in range(8)]
@@ -45,9 +84,9 @@ def main() -> None:
         if a.torch_profiler == "cpu+cuda":
             acts.append(torch.profiler.ProfilerActivity.CPU)
         with torch.profiler.profile(activities=acts):
-            us = timed(a.steps, xs, ws, ops_per_step)
+            us = timed(a.steps, xs, ws, ops_per_step, pin)
     else:
-        us = timed(a.steps, xs, ws, ops_per_step)
+        us = timed(a.steps, xs, ws, ops_per_step, pin)
     print(f"US_PER_KERNEL {us:.4f}")
 
 

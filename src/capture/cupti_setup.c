@@ -92,7 +92,15 @@ void wl_cupti_enable_extcorr(void)
 {
     if (!(g_mask & WL_RECORD_KERNELS) || atomic_exchange(&g_extcorr_on, 1))
         return;
-    check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION), "recording scope correlation");
+    CUptiResult st = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    if (st != CUPTI_SUCCESS) {
+        /* seen with --metrics (CUPTI_ERROR_NOT_COMPATIBLE on the H100): the session still ties
+         * each launch to the scope open on its thread at the time (session_writer.c) */
+        const char *msg = NULL;
+        cuptiGetResultString(st, &msg);
+        wl_log("scopes: CUPTI's external correlation is not available in this mode (%s); kernels are tied to the"
+               " scope open on their launching thread instead", msg ? msg : "?");
+    }
 }
 
 void wl_cupti_write_api_names(void) { wl_api_write_names(); }

@@ -40,6 +40,7 @@
 #define MAX_DECODE_ROUNDS 64           /* a full image is decoded again, up to this many times */
 #define CLOCK_FUTURE_NS 5000000ll      /* a sample ending 5 ms after "now" is not on our clock */
 #define CLOCK_PAST_NS 60000000000ll    /* nor one that ended a minute before the decode */
+#define MAX_HOLES_TOLD 3               /* holes described one by one in status lines */
 
 static int g_profiler_initialised;      /* sampler thread only */
 
@@ -91,6 +92,15 @@ static uint64_t thread_cpu_ns(void)
     if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t) != 0)
         return 0;
     return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+static CUptiResult stop_object(void *obj)
+{
+    CUpti_PmSampling_Stop_Params p;
+    memset(&p, 0, sizeof p);
+    p.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE;
+    p.pPmSamplingObject = obj;
+    return cuptiPmSamplingStop(&p);
 }
 
 static void host_free(void *host)
@@ -187,24 +197,30 @@ static CUptiResult trial_passes(const pm_device *d, const char **names, int n, s
     return st;
 }
 
-static void teardown(pm_device *d)
+/* Gives back what this device holds. cuptiPmSamplingDisable is never called: on the H100 (CUDA 13.0)
+ * disabling and then freeing the host object aborted the program at exit with a double free inside
+ * CUPTI (bench/results/gpu-pm-sampling-h100.log), and other tools leave it out for the same reason.
+ * A started object is stopped instead and the driver releases it with the process; so the config
+ * image, which CUPTI keeps a pointer to, stays allocated too (once per device and process). A device
+ * released here is not enabled again in this process (pm_device_setup refuses). At the process's
+ * exit (`exiting`) CUPTI's host object is left to the process's end as well: nothing is gained by
+ * freeing it then, and CUPTI's own libraries may already be running their exit handlers. */
+static void release(pm_device *d, int exiting)
 {
-    if (d->obj) {
-        CUpti_PmSampling_Disable_Params p;
-        memset(&p, 0, sizeof p);
-        p.structSize = CUpti_PmSampling_Disable_Params_STRUCT_SIZE;
-        p.pPmSamplingObject = d->obj;
-        CUptiResult st = cuptiPmSamplingDisable(&p);
-        if (st != CUPTI_SUCCESS)
-            wl_log("PM sampling: disabling it on GPU %u failed (%s)", d->id, result_text(st));
-        d->obj = NULL;
-    }
-    host_free(d->host);
+    if (d->obj && d->started && stop_object(d->obj) == CUPTI_SUCCESS)
+        d->started = 0; /* failing, it had stopped already */
+    if (!exiting)
+        host_free(d->host);
     d->host = NULL;
     free(d->counter);
-    free(d->config);
+    free(d->blank);
     free(d->availability);
-    d->counter = d->config = d->availability = NULL;
+    d->counter = d->blank = d->availability = NULL;
+    if (!d->obj) {
+        free(d->config);
+        d->config = NULL;
+    }
+    d->released = d->obj != NULL;
 }
 
 /* Keeps the metrics the chip knows (reporting the others) and their units and types. */
@@ -307,15 +323,27 @@ static int fit_one_pass(pm_device *d, const pm_settings *s, char units[][40], in
     return 0;
 }
 
+/* CUPTI initialises the counter-data image once; each later reset copies that blank image back,
+ * which costs less than initialising it again after every decode. */
 static CUptiResult init_counter_data(pm_device *d)
 {
-    CUpti_PmSampling_CounterDataImage_Initialize_Params p;
-    memset(&p, 0, sizeof p);
-    p.structSize = CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE;
-    p.pPmSamplingObject = d->obj;
-    p.counterDataSize = d->counter_size;
-    p.pCounterData = d->counter;
-    return cuptiPmSamplingCounterDataImageInitialize(&p);
+    uint64_t t0 = wl_monotonic_ns();
+    CUptiResult st = CUPTI_SUCCESS;
+    if (d->blank) {
+        memcpy(d->counter, d->blank, d->counter_size);
+    } else {
+        CUpti_PmSampling_CounterDataImage_Initialize_Params p;
+        memset(&p, 0, sizeof p);
+        p.structSize = CUpti_PmSampling_CounterDataImage_Initialize_Params_STRUCT_SIZE;
+        p.pPmSamplingObject = d->obj;
+        p.counterDataSize = d->counter_size;
+        p.pCounterData = d->counter;
+        st = cuptiPmSamplingCounterDataImageInitialize(&p);
+        if (st == CUPTI_SUCCESS && (d->blank = malloc(d->counter_size)) != NULL)
+            memcpy(d->blank, d->counter, d->counter_size); /* without it, initialise every time */
+    }
+    d->ns_reset += wl_monotonic_ns() - t0;
+    return st;
 }
 
 static CUptiResult start(pm_device *d)
@@ -327,16 +355,18 @@ static CUptiResult start(pm_device *d)
     memset(&p, 0, sizeof p);
     p.structSize = CUpti_PmSampling_Start_Params_STRUCT_SIZE;
     p.pPmSamplingObject = d->obj;
-    return cuptiPmSamplingStart(&p);
+    st = cuptiPmSamplingStart(&p);
+    if (st == CUPTI_SUCCESS)
+        d->started = 1;
+    return st;
 }
 
 static CUptiResult stop(pm_device *d)
 {
-    CUpti_PmSampling_Stop_Params p;
-    memset(&p, 0, sizeof p);
-    p.structSize = CUpti_PmSampling_Stop_Params_STRUCT_SIZE;
-    p.pPmSamplingObject = d->obj;
-    return cuptiPmSamplingStop(&p);
+    CUptiResult st = stop_object(d->obj);
+    if (st == CUPTI_SUCCESS)
+        d->started = 0;
+    return st;
 }
 
 /* Why the support check says no, in words. */
@@ -356,13 +386,15 @@ static const char *unsupported_reason(const CUpti_Profiler_DeviceSupported_Param
         CUptiResult st_ = (call);                                                                              \
         if (st_ != CUPTI_SUCCESS) {                                                                            \
             off(d, what, st_);                                                                                 \
-            teardown(d);                                                                                       \
+            release(d, 0);                                                                                       \
             return -1;                                                                                         \
         }                                                                                                      \
     } while (0)
 
 int pm_device_setup(pm_device *d, const pm_settings *s)
 {
+    if (d->released) /* its sampling object is still enabled (see release) */
+        return -1;
     uint64_t t0 = wl_monotonic_ns(), cpu0 = thread_cpu_ns();
     if (!g_profiler_initialised) {
         CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE, NULL};
@@ -409,11 +441,11 @@ int pm_device_setup(pm_device *d, const pm_settings *s)
         pm_emit_status(d->id, 1, 1, "PM sampling is off on GPU %u (%s): none of the requested metrics exists on"
                        " this chip. Tracing continues.", d->id, d->chip);
         d->state = PM_FAILED;
-        teardown(d);
+        release(d, 0);
         return -1;
     }
     if (fit_one_pass(d, s, units, types) != 0) {
-        teardown(d);
+        release(d, 0);
         return -1;
     }
 
@@ -454,29 +486,31 @@ int pm_device_setup(pm_device *d, const pm_settings *s)
             pm_emit_status(d->id, 1, 1, "PM sampling is off on GPU %u: the recorder's writer did not take the"
                            " metric definitions within 1 s. Tracing continues.", d->id);
             d->state = PM_FAILED;
-            teardown(d);
+            release(d, 0);
             return -1;
         }
     }
     TRY(start(d), "starting PM sampling");
     d->state = PM_RUNNING;
     d->setup_ns = wl_monotonic_ns() - t0;
-    d->cpu_ns += thread_cpu_ns() - cpu0;
+    uint64_t setup_cpu = thread_cpu_ns() - cpu0;
     pm_emit_status(d->id, 0, 1,
-                   "PM sampling on GPU %u (%s): %d metric%s every %.0f us, hardware buffer %zu MiB, set up in %.1f ms",
+                   "PM sampling on GPU %u (%s): %d metric%s every %.0f us, hardware buffer %zu MiB, decoded every %u ms;"
+                   " set up in %.1f ms (%.1f ms CPU)",
                    d->id, d->chip, d->n, d->n == 1 ? "" : "s", (double)s->interval_ns / 1000.0,
-                   s->hw_buffer_bytes >> 20, (double)d->setup_ns / 1e6);
+                   s->hw_buffer_bytes >> 20, s->decode_ms, (double)d->setup_ns / 1e6, (double)setup_cpu / 1e6);
     return 0;
 }
 
 /* Reads and hands over the completed samples of the image; returns how many. */
-static int take_samples(pm_device *d, int *failed)
+static int take_samples(pm_device *d, int round, int *failed)
 {
     CUpti_PmSampling_GetCounterDataInfo_Params gi;
     memset(&gi, 0, sizeof gi);
     gi.structSize = CUpti_PmSampling_GetCounterDataInfo_Params_STRUCT_SIZE;
     gi.pCounterDataImage = d->counter;
     gi.counterDataImageSize = d->counter_size;
+    uint64_t t0 = wl_monotonic_ns();
     CUptiResult st = cuptiPmSamplingGetCounterDataInfo(&gi);
     if (st != CUPTI_SUCCESS) {
         off(d, "reading the number of decoded samples", st);
@@ -498,6 +532,8 @@ static int take_samples(pm_device *d, int *failed)
             *failed = 1;
             return (int)i;
         }
+        uint64_t t1 = wl_monotonic_ns();
+        d->ns_times += t1 - t0;
         CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
         memset(&ev, 0, sizeof ev);
         ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
@@ -513,13 +549,26 @@ static int take_samples(pm_device *d, int *failed)
             *failed = 1;
             return (int)i;
         }
+        t0 = wl_monotonic_ns();
+        d->ns_eval += t0 - t1;
         /* windows follow each other: a hole of more than half an interval is missing samples */
         uint64_t interval = si.endTimestamp > si.startTimestamp ? si.endTimestamp - si.startTimestamp : 0;
         if (d->last_end && interval && si.startTimestamp > d->last_end + interval / 2) {
             uint64_t missing = (si.startTimestamp - d->last_end + interval / 2) / interval;
             d->gap_lost += missing;
             pm_count_gaps(d->id, missing);
+            if (d->holes_told < MAX_HOLES_TOLD) {
+                d->holes_told++;
+                pm_emit_status(d->id, 0, 1,
+                               "PM sampling on GPU %u: %llu window%s missing at %.3f ms (found at sample %zu of %zu in"
+                               " this decode, %.1f ms after that window; counter-data round %d)",
+                               d->id, (unsigned long long)missing, missing == 1 ? "" : "s",
+                               (double)(d->last_end - d->first_start) / 1e6, i, (size_t)gi.numCompletedSamples,
+                               (double)((int64_t)wl_realtime_ns() - (int64_t)si.startTimestamp) / 1e6, round);
+            }
         }
+        if (!d->first_start)
+            d->first_start = si.startTimestamp;
         if (si.endTimestamp > d->last_end)
             d->last_end = si.endTimestamp;
         newest = si.endTimestamp;
@@ -558,7 +607,10 @@ static int decode_rounds(pm_device *d, int rounds)
         dd.pPmSamplingObject = d->obj;
         dd.pCounterDataImage = d->counter;
         dd.counterDataImageSize = d->counter_size;
+        uint64_t t0 = wl_monotonic_ns();
         CUptiResult st = cuptiPmSamplingDecodeData(&dd);
+        d->ns_decode += wl_monotonic_ns() - t0;
+        d->decode_calls++;
         int overflow = dd.overflow || st == CUPTI_ERROR_OUT_OF_MEMORY;
         if (overflow) {
             d->overflows++;
@@ -576,7 +628,7 @@ static int decode_rounds(pm_device *d, int rounds)
             break;
         }
         int failed = 0;
-        take_samples(d, &failed);
+        take_samples(d, r, &failed);
         if (failed) {
             rc = -1;
             break;
@@ -597,7 +649,7 @@ static int decode_rounds(pm_device *d, int rounds)
     }
     d->cpu_ns += thread_cpu_ns() - cpu0;
     if (rc != 0)
-        teardown(d);
+        release(d, 0);
     return rc;
 }
 
@@ -617,7 +669,7 @@ void pm_device_pause(pm_device *d, const pm_settings *s)
     CUptiResult st = stop(d);
     if (st != CUPTI_SUCCESS) {
         off(d, "stopping PM sampling before the context's destruction", st);
-        teardown(d);
+        release(d, 0);
         return;
     }
     if (decode_rounds(d, MAX_DECODE_ROUNDS) == 0)
@@ -634,9 +686,9 @@ int pm_device_resume(pm_device *d)
         d->last_end = 0; /* the time without a context is not a gap */
         return 0;
     }
-    /* the sampling object did not survive the context: set up afresh */
-    teardown(d);
-    d->state = PM_IDLE;
+    /* the object is not enabled anew (see release): sampling stays off on this device */
+    off(d, "restarting PM sampling in the device's new context", st);
+    release(d, 0);
     return -1;
 }
 
@@ -650,16 +702,20 @@ void pm_device_finish(pm_device *d, const pm_settings *s)
             decode_rounds(d, MAX_DECODE_ROUNDS);
     }
     if (d->state == PM_RUNNING || d->state == PM_PAUSED) {
-        double per = d->samples ? (double)d->cpu_ns / (double)d->samples / 1000.0 : 0;
+        double n = d->samples ? (double)d->samples : 1;
         pm_emit_status(d->id, 0, 1,
                        "PM sampling on GPU %u: %llu windows of %d metric%s every %.0f us; %llu missing (gaps), %llu"
                        " lost (sample ring full), %llu hardware buffer overflow%s; sampler thread %.1f ms CPU (%.2f us"
-                       " per window); decoded up to %.1f ms after a window ended",
+                       " per window: decode %.2f, sample times %.2f, evaluation %.2f, image reset %.2f; %llu decode"
+                       " calls); decoded up to %.1f ms after a window ended",
                        d->id, (unsigned long long)d->samples, d->n, d->n == 1 ? "" : "s",
                        (double)s->interval_ns / 1000.0, (unsigned long long)d->gap_lost,
                        (unsigned long long)d->ring_lost, (unsigned long long)d->overflows,
-                       d->overflows == 1 ? "" : "s", (double)d->cpu_ns / 1e6, per, (double)d->max_lag_ns / 1e6);
+                       d->overflows == 1 ? "" : "s", (double)d->cpu_ns / 1e6, (double)d->cpu_ns / n / 1000.0,
+                       (double)d->ns_decode / n / 1000.0, (double)d->ns_times / n / 1000.0,
+                       (double)d->ns_eval / n / 1000.0, (double)d->ns_reset / n / 1000.0,
+                       (unsigned long long)d->decode_calls, (double)d->max_lag_ns / 1e6);
         d->state = PM_IDLE;
     }
-    teardown(d);
+    release(d, 1);
 }

@@ -34,7 +34,8 @@ typedef struct pm_device {
     void *host;                  /* CUpti_Profiler_Host_Object */
     uint8_t *availability;       /* counter availability image: the host object refers to it */
     uint8_t *config;             /* config image: CUPTI keeps a pointer to it after SetConfig */
-    uint8_t *counter;            /* counter-data image, re-initialised after each decode */
+    uint8_t *counter;            /* counter-data image, reset after each decode */
+    uint8_t *blank;              /* the image as CUPTI initialised it: each reset copies it back */
     size_t config_size, counter_size;
     char chip[64];
     int n;                       /* metrics sampled on this device */
@@ -44,6 +45,11 @@ typedef struct pm_device {
     uint64_t samples, gap_lost, ring_lost, overflows, cpu_ns;
     int64_t max_lag_ns;          /* CLOCK_REALTIME at decode minus the newest sample's end */
     int clock_warned, overflow_warned;
+    int started;                 /* cuptiPmSamplingStart succeeded, no Stop since */
+    int released;                /* torn down with the sampling object still enabled: never set up again */
+    unsigned holes_told;
+    uint64_t first_start;        /* start of the first window (hole positions are told from it) */
+    uint64_t ns_decode, ns_times, ns_eval, ns_reset, decode_calls; /* where the sampler's time goes */
     uint64_t setup_ns;           /* how long configuring took */
 } pm_device;
 

@@ -14,13 +14,13 @@
 // The expected names below are CUPTI's for Hopper as far as known; every name the GPU reports is
 // printed, so a renamed reason shows up as a FAIL next to the names to use instead.
 #include <cuda_runtime.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpu_check.h"
 extern "C" { /* the store is C without C++ guards */
 #include "store/session.h"
 #include "store/session_stalls.h"
@@ -97,40 +97,6 @@ static int workload(void)
 }
 
 // ------------------------------------------------------------------------------------- checker
-static int g_fail, g_pass;
-
-static void verdict(const char *what, int ok, const char *detail)
-{
-    printf("%s %s: %s\n", ok ? "PASS" : "FAIL", what, detail);
-    (ok ? g_pass : g_fail)++;
-}
-
-static double qd(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    double v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        fprintf(stderr, "SQL: %s: %s\n", sql, sqlite3_errmsg(db));
-        return v;
-    }
-    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-        v = sqlite3_column_double(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
-static int output_has(const char *cmd, const char *needle)
-{
-    FILE *p = popen(cmd, "r");
-    char line[2048];
-    int found = 0;
-    while (p && fgets(line, sizeof line, p))
-        found |= strstr(line, needle) != NULL;
-    if (p)
-        pclose(p);
-    return found;
-}
-
 static void print_rows(sqlite3 *db, const char *title, const char *sql)
 {
     sqlite3_stmt *st;
@@ -302,7 +268,7 @@ static int checker(const char *warplens, const char *self)
     }
     printf("gpu_test_stalls: %d passed, %d failed\n", g_pass, g_fail);
     printf("%s gpu_test_stalls\n", g_fail ? "FAIL" : "PASS");
-    return g_fail;
+    return g_fail != 0;
 }
 
 int main(int argc, char **argv)

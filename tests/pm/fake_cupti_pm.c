@@ -11,7 +11,8 @@
  * Environment: FAKE_PM_INIT_ERROR, FAKE_PM_ENABLE_ERROR=N (CUptiResult), FAKE_PM_UNSUPPORTED=1,
  * FAKE_PM_GAP_EVERY=N (every N-th window is missing), FAKE_PM_OVERFLOW_AT=N (the decode that reaches
  * window N reports overflow), FAKE_PM_DECODE_ERROR_AFTER=N, FAKE_PM_CLOCK_OFFSET_MS=N (windows on
- * another clock), FAKE_PM_DISABLED_FILE=path (created by cuptiPmSamplingDisable). */
+ * another clock), FAKE_PM_DISABLED_FILE=path (created by cuptiPmSamplingDisable, which the recorder
+ * must never call), FAKE_PM_STOPPED_FILE=path (created by cuptiPmSamplingStop). */
 #include <cuda.h>
 #include <cupti.h>
 #include <cupti_pmsampling.h>
@@ -281,6 +282,12 @@ CUptiResult cuptiPmSamplingStop(CUpti_PmSampling_Stop_Params *p)
         return CUPTI_ERROR_INVALID_OPERATION;
     o->started = 0;
     o->t_stop = now_ns() + (uint64_t)((int64_t)env_int("FAKE_PM_CLOCK_OFFSET_MS") * 1000000);
+    const char *f = getenv("FAKE_PM_STOPPED_FILE");
+    if (f && *f) {
+        FILE *out = fopen(f, "w");
+        if (out)
+            fclose(out);
+    }
     return CUPTI_SUCCESS;
 }
 
