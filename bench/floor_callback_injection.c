@@ -1,7 +1,11 @@
 /* A second reference point for bench/overhead.py: the floor consumer (CONCURRENT_KERNEL records
  * only, counted) plus an *empty* CUPTI driver-API callback on the calls warplens records (launches,
  * graph launches, copies, sets, synchronisation, allocation). The difference to the floor is what
- * CUPTI's callback dispatch costs by itself, before any recorder does anything in the callback. */
+ * CUPTI's callback dispatch costs by itself, before any recorder does anything in the callback.
+ * WL_FLOOR_CB=setup: instead, exactly the CUPTI configuration of `warplens run --record kernels`
+ * (context resource callbacks, the cuProfilerStop callback, latency timestamps, system thread ids,
+ * zeroed buffers) with empty callbacks: the difference to that mode is what the recorder's own work
+ * costs, the difference to the floor what that configuration costs inside CUPTI. */
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,11 +14,14 @@
 #define BUF_SIZE (8u << 20)
 
 static unsigned long long g_records;
+static int g_zeroed; /* setup mode: CUPTI is told the buffers come zeroed */
 static CUpti_SubscriberHandle g_sub;
 
 static void CUPTIAPI request(uint8_t **buf, size_t *size, size_t *max)
 {
     *buf = aligned_alloc(8, BUF_SIZE);
+    if (*buf && g_zeroed)
+        memset(*buf, 0, BUF_SIZE);
     *size = *buf ? BUF_SIZE : 0;
     *max = 0;
 }
@@ -48,6 +55,23 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
         cuptiActivityRegisterCallbacks(request, complete) != CUPTI_SUCCESS ||
         cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
         fprintf(stderr, "floor+callbacks: CUPTI set-up failed\n");
+        return 1;
+    }
+    const char *mode = getenv("WL_FLOOR_CB");
+    if (mode && !strcmp(mode, "setup")) {
+        g_zeroed = 1;
+        uint8_t zeroed = 1;
+        size_t one = sizeof zeroed;
+        if (cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) != CUPTI_SUCCESS ||
+            cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &one, &zeroed) != CUPTI_SUCCESS ||
+            cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS ||
+            cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING) !=
+                CUPTI_SUCCESS ||
+            cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) !=
+                CUPTI_SUCCESS ||
+            cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
+            fprintf(stderr, "floor+callbacks: CUPTI set-up (setup mode) failed\n");
+        atexit(at_exit);
         return 1;
     }
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++) {

@@ -1,8 +1,14 @@
 """Launch-bound PyTorch loop for bench/overhead.py: per step, 8 layers of (64x64 matmul, relu,
-add) — 24 short kernels. Runs in segments of 100 steps (each ending with a synchronisation) and
-prints the median over segments of host time per kernel op, so one burst of interference moves one
-segment, not the result. With --torch-profiler MODE the loop runs inside torch.profiler
-(MODE = cuda or cpu+cuda).
+add) — 24 short kernels. Two measures, each the median over segments, so one burst of
+interference moves one segment, not the result:
+  US_HOST_PER_LAUNCH  the time to issue the ops of one step, per op, with the GPU idle when the step
+                      starts (synchronised before the timing, not inside it): what launching costs
+                      the host, without the GPU pushing back. The GPU's clocks vary from process to
+                      process on the lent machine (a launch-bound loop leaves it mostly idle), and in
+                      a slow-clock process the end-to-end loop becomes GPU-bound, which hides the
+                      host cost a profiler adds; this measure does not depend on it.
+  US_PER_KERNEL       end to end: segments of 100 steps, each ending with a synchronisation.
+With --torch-profiler MODE the loop runs inside torch.profiler (MODE = cuda or cpu+cuda).
 
 With --pin, before every segment (outside the timing) the main thread is pinned alone to the first
 CPU it may use and every other thread of the process (CUDA's, the profiler's) to the others, away
@@ -20,12 +26,30 @@ import torch
 SEGMENT = 100
 
 
-def loop(steps: int, xs, ws):
+def loop_steps(steps: int, xs, ws):
     for _ in range(steps):
         h = xs
         for w in ws:
             h = torch.relu(h @ w) + h
+
+
+def loop(steps: int, xs, ws):
+    loop_steps(steps, xs, ws)
     torch.cuda.synchronize()
+
+
+def host_timed(steps: int, xs, ws, ops_per_step: int, pin=None):
+    per_op = []
+    for i in range(steps):
+        if pin and i % 100 == 0:
+            pin_threads(pin)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        loop_steps(1, xs, ws)
+        per_op.append((time.perf_counter() - t0) * 1e6 / ops_per_step)
+    torch.cuda.synchronize()
+    per_op.sort()
+    return per_op[len(per_op) // 2]
 
 
 def siblings(cpu: int) -> set:
@@ -85,9 +109,12 @@ def main() -> None:
             acts.append(torch.profiler.ProfilerActivity.CPU)
         with torch.profiler.profile(activities=acts):
             us = timed(a.steps, xs, ws, ops_per_step, pin)
+            host = host_timed(a.steps, xs, ws, ops_per_step, pin)
     else:
         us = timed(a.steps, xs, ws, ops_per_step, pin)
+        host = host_timed(a.steps, xs, ws, ops_per_step, pin)
     print(f"US_PER_KERNEL {us:.4f}")
+    print(f"US_HOST_PER_LAUNCH {host:.4f}")
 
 
 if __name__ == "__main__":
