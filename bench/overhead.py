@@ -4,8 +4,9 @@ launch-bound PyTorch loop unprofiled, under the minimal CUPTI consumer (the floo
 Reports the added host time per kernel against unprofiled and the ratios the targets name:
 warplens <= 1.25 x floor and <= 0.5 x torch.profiler.
 
-Method. Per-process timings on the lent machine move by up to +-35 % between processes (bimodal),
-more than the differences measured, so: each round runs every mode once, in an order rotated per
+Method. Per-process timings on the lent machine moved by up to +-35 % between processes (bimodal),
+more than the differences measured; address-space randomisation was the cause and is off (see
+NO_ASLR). Each round runs every mode once, in an order rotated per
 round; a mode's added cost in a round is its time minus that round's unprofiled time (paired), and
 the table gives the median of those paired differences over the rounds with their quartiles, next
 to the plain medians. The C loop's measure is the CPU time of the launch calls (US_HOST_PER_LAUNCH,
@@ -15,7 +16,7 @@ is likewise the host time to issue one step's ops with the GPU idle when the ste
 and GPU-bound in others (the GPU's clocks differ per process), which hides a profiler's host cost
 in the slow ones; the end-to-end numbers are shown too.
 
-usage: python3 bench/overhead.py BUILD_DIR OUT_DIR [--reps 15] [--kernels 50000] [--steps 2000] [--no-pin]"""
+usage: python3 bench/overhead.py BUILD_DIR OUT_DIR [--reps 15] [--kernels 50000] [--steps 2000] [--no-pin] [--aslr]"""
 import argparse
 import datetime
 import os
@@ -26,11 +27,16 @@ import sys
 
 
 PIN = ["taskset", "-c", "2-5"]  # every mode on the same cores: less noise between modes (--cpus)
+# Address-space randomisation off (setarch -R) unless --aslr: with it on, a process of the PyTorch
+# loop lands in a fast or a ~40 % slower layout at random (6 of 6 fast without, 3 of 6 slow with,
+# bench/results/overhead-aslr-h100.txt), a noise larger than the costs measured. The layout is then
+# fixed per mode, so a mode stuck in a slow layout shows as a steady outlier in its runs.
+NO_ASLR = ["setarch", "-R"]
 
 
 def run(cmd, env=None):
     """The program's measures: {"host": ..., "e2e": ...} (host only where it prints one)."""
-    p = subprocess.run(PIN + cmd, capture_output=True, text=True, env=env, timeout=300)
+    p = subprocess.run(PIN + NO_ASLR + cmd, capture_output=True, text=True, env=env, timeout=300)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
     out = {}
@@ -81,6 +87,7 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--kernels", type=int, default=50000)
     ap.add_argument("--steps", type=int, default=2000)
+    ap.add_argument("--aslr", action="store_true", help="keep address-space randomisation on (see NO_ASLR)")
     ap.add_argument("--no-pin", action="store_true",
                     help="PyTorch loop: leave thread placement to the scheduler (see torch_launch_loop.py --pin)")
     ap.add_argument("--suites", default="c,torch", help="which loops to run: c, torch or both")
@@ -93,6 +100,8 @@ def main():
                     help="also run warplens with parts of the recording switched off")
     a = ap.parse_args()
     PIN[2] = a.cpus
+    if a.aslr:
+        NO_ASLR.clear()
     b = os.path.abspath(a.build)
     warplens = os.path.join(b, "bin", "warplens")
     floor = os.path.join(b, "lib", "libwl_floor_injection.so")
@@ -145,7 +154,7 @@ def main():
     except OSError:
         gpu = "unknown"
     lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
-              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}{' --lean' if a.lean else ''}{' --no-pin' if a.no_pin else ''}"
+              f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}{' --lean' if a.lean else ''}{' --no-pin' if a.no_pin else ''}{' --aslr' if a.aslr else ''}"
               f"{(' --only ' + chr(39) + a.only + chr(39)) if a.only else ''}` (modes interleaved, their order rotated every "
               f"round; each run reports the median over segments; added = median over the {a.reps} rounds of the "
               f"mode's time minus the same round's unprofiled time; "
