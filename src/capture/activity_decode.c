@@ -1,5 +1,6 @@
 /* CUPTI activity records -> capture records, on the writer thread. Field meanings are kept as
  * CUPTI defines them (docs/capture-format.md); derived values are computed later by the store. */
+#include "capture/cupti_errors.h"
 #include "capture/recorder.h"
 #include "capture/inkernel_capture.h"
 
@@ -154,18 +155,15 @@ static void put_extcorr(const CUpti_ActivityExternalCorrelation *e)
  * Itanium-mangled names ("_Z6WaitNs..."). */
 static int is_profiler_kernel(const char *name)
 {
-    static const char *const own[] = {"WaitNs", "tools_memcmp"};
+    static const struct { const char *plain, *mangled; } own[] = {
+        {"WaitNs", "_Z6WaitNs"},
+        {"tools_memcmp", "_Z12tools_memcmp"},
+    };
     if (!name)
         return 0;
-    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++) {
-        size_t n = strlen(own[i]);
-        if (!strcmp(name, own[i]))
+    for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+        if (!strcmp(name, own[i].plain) || !strncmp(name, own[i].mangled, strlen(own[i].mangled)))
             return 1;
-        char prefix[24];
-        int len = snprintf(prefix, sizeof prefix, "_Z%zu%s", n, own[i]);
-        if (len > 0 && !strncmp(name, prefix, (size_t)len))
-            return 1;
-    }
     return 0;
 }
 
@@ -188,10 +186,9 @@ void wl_decode_activity_buffer(uint8_t *buf, size_t valid)
             break;
         if (st != CUPTI_SUCCESS) {
             static atomic_flag once = ATOMIC_FLAG_INIT;
-            const char *msg = NULL;
-            cuptiGetResultString(st, &msg);
+            const char *msg = wl_cupti_result_text(st);
             wl_log_once(&once, "CUPTI could not read an activity buffer (%s); its remaining records are lost",
-                        msg ? msg : "?");
+                        msg);
             break;
         }
         switch (rec->kind) {

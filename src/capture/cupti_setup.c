@@ -2,6 +2,7 @@
  * flushing and device discovery), the activity kinds to record, the short list of API calls whose
  * records matter at the CPU-GPU boundary, and the buffer callbacks. Every call is checked; a
  * failure is reported once and recording continues with what works. */
+#include "capture/cupti_errors.h"
 #include "capture/recorder.h"
 
 #include <cupti.h>
@@ -16,9 +17,8 @@ static int check(CUptiResult st, const char *what)
 {
     if (st == CUPTI_SUCCESS)
         return 0;
-    const char *msg = NULL;
-    cuptiGetResultString(st, &msg);
-    wl_log("%s failed: %s", what, msg ? msg : "unknown CUPTI error");
+    const char *msg = wl_cupti_result_text(st);
+    wl_log("%s failed: %s", what, msg);
     return -1;
 }
 
@@ -96,10 +96,9 @@ void wl_cupti_enable_extcorr(void)
     if (st != CUPTI_SUCCESS) {
         /* seen with --metrics (CUPTI_ERROR_NOT_COMPATIBLE on the H100): the session still ties
          * each launch to the scope open on its thread at the time (session_writer.c) */
-        const char *msg = NULL;
-        cuptiGetResultString(st, &msg);
+        const char *msg = wl_cupti_result_text(st);
         wl_log("scopes: CUPTI's external correlation is not available in this mode (%s); kernels are tied to the"
-               " scope open on their launching thread instead", msg ? msg : "?");
+               " scope open on their launching thread instead", msg);
     }
 }
 
@@ -174,9 +173,8 @@ void wl_cupti_flush(int forced)
     CUptiResult st = cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
     if (st != CUPTI_SUCCESS) {
         static atomic_flag once = ATOMIC_FLAG_INIT;
-        const char *msg = NULL;
-        cuptiGetResultString(st, &msg);
-        wl_log_once(&once, "cuptiActivityFlushAll failed: %s", msg ? msg : "?");
+        const char *msg = wl_cupti_result_text(st);
+        wl_log_once(&once, "cuptiActivityFlushAll failed: %s", msg);
     }
 }
 

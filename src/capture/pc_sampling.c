@@ -19,6 +19,7 @@
  * another tool) are reported once with the remedy; tracing continues without stall samples, and
  * the session's stall_config.status says why. Lost samples and records are counted (DROPPED source
  * WLCAP_DROP_PCSAMPLING). */
+#include "capture/cupti_errors.h"
 #include "capture/recorder.h"
 
 #include <cupti.h>
@@ -83,44 +84,24 @@ static _Atomic uint64_t g_st_calls, g_st_pcs, g_st_config_pcs, g_st_samples, g_s
 static atomic_flag g_overflow_once = ATOMIC_FLAG_INIT, g_unknown_once = ATOMIC_FLAG_INIT,
                    g_rounds_once = ATOMIC_FLAG_INIT, g_ring_once = ATOMIC_FLAG_INIT;
 
-static const char *result_text(CUptiResult st)
-{
-    const char *msg = NULL;
-    cuptiGetResultString(st, &msg);
-    return msg ? msg : "unknown CUPTI error";
-}
-
 /* One line that says why and what to do; `what` is the step that failed. Caller holds g_setup or
  * m->lock (then g_setup is taken here: the lock order is m->lock before g_setup). */
 static void explain_locked(pctx *m, const char *what, CUptiResult st)
 {
     const char *remedy;
-    switch (st) {
-    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-        remedy = "no permission to profile the GPU: run as root, or set the nvidia driver option"
-                 " NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
-        break;
-    case CUPTI_ERROR_HARDWARE_BUSY:
-        remedy = "the GPU's profiling hardware is held by another tool (DCGM profiling, Nsight Compute or"
-                 " another profiler): pause it (e.g. `dcgmi profile --pause`) and run again";
-        break;
-    case CUPTI_ERROR_NOT_SUPPORTED:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+    switch (wl_cupti_failure_of(st)) {
+    case WL_CUPTI_FAIL_PERMISSION: remedy = wl_cupti_permission_remedy(); break;
+    case WL_CUPTI_FAIL_BUSY: remedy = wl_cupti_busy_remedy(); break;
+    case WL_CUPTI_FAIL_UNSUPPORTED:
         remedy = "this GPU or its configuration (vGPU, MIG, confidential computing) does not support PC"
                  " sampling: use a supported GPU (compute capability 7.0 or newer, bare metal)";
         break;
-    case CUPTI_ERROR_OUT_OF_MEMORY: remedy = "the process is short of host memory"; break;
+    case WL_CUPTI_FAIL_MEMORY: remedy = "the process is short of host memory"; break;
     default: remedy = "see the CUPTI message"; break;
     }
     wl_log("warp stall sampling is off on GPU %u: %s: %s; %s. Tracing continues without stall samples.",
-           m->device_id, what, result_text(st), remedy);
-    snprintf(m->status, sizeof m->status, "%s failed (%s)", what, result_text(st));
+           m->device_id, what, wl_cupti_result_text(st), remedy);
+    snprintf(m->status, sizeof m->status, "%s failed (%s)", what, wl_cupti_result_text(st));
     m->state = P_FAILED;
     atomic_store(&m->defs_pending, 1);
     atomic_store(&g_defs_ready, 1);
@@ -448,7 +429,7 @@ static void teardown(pctx *m, int records)
         dp.ctx = m->ctx;
         CUptiResult st = cuptiPCSamplingDisable(&dp);
         if (st != CUPTI_SUCCESS)
-            wl_log("PC sampling: disabling it on GPU %u failed: %s", m->device_id, result_text(st));
+            wl_log("PC sampling: disabling it on GPU %u failed: %s", m->device_id, wl_cupti_result_text(st));
         else if (records && m->config.pPcData && m->config.totalNumPcs && m->agg) {
             if (g_debug)
                 atomic_fetch_add(&g_st_config_pcs, m->config.totalNumPcs);

@@ -22,6 +22,7 @@
  * it crashed the range profiler's host object on the H100) and the config image as long as the
  * sampling object (CUPTI keeps its pointer after SetConfig). */
 #include "capture/pm_sampler.h"
+#include "capture/cupti_errors.h"
 
 #include <cuda.h>
 #include <cupti.h>
@@ -44,35 +45,17 @@
 
 static int g_profiler_initialised;      /* sampler thread only */
 
-static const char *result_text(CUptiResult st)
-{
-    const char *msg = NULL;
-    cuptiGetResultString(st, &msg);
-    return msg ? msg : "unknown CUPTI error";
-}
-
 static const char *remedy(CUptiResult st)
 {
-    switch (st) {
-    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-        return "no permission to read GPU performance counters: run as root, or set the nvidia driver option"
-               " NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
-    case CUPTI_ERROR_HARDWARE_BUSY:
-    case CUPTI_ERROR_INVALID_OPERATION:
-        return "the GPU's performance counters are taken (DCGM profiling, Nsight, or another process sampling"
-               " this GPU): pause that tool (e.g. `dcgmi profile --pause`) and run again";
-    case CUPTI_ERROR_NOT_SUPPORTED:
-    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+    if (st == CUPTI_ERROR_INVALID_OPERATION) /* what PM sampling says when another process samples */
+        return wl_cupti_busy_remedy();
+    switch (wl_cupti_failure_of(st)) {
+    case WL_CUPTI_FAIL_PERMISSION: return wl_cupti_permission_remedy();
+    case WL_CUPTI_FAIL_BUSY: return wl_cupti_busy_remedy();
+    case WL_CUPTI_FAIL_UNSUPPORTED:
         return "PM sampling with a GPU-time trigger needs an Ampere GA10x, Ada, Hopper or newer GPU, bare metal or"
                " a vGPU with profiling enabled, no MIG";
-    case CUPTI_ERROR_OUT_OF_MEMORY:
+    case WL_CUPTI_FAIL_MEMORY:
         return "not enough memory for the hardware buffer: make it smaller with WARPLENS_PM_HW_BUFFER (e.g. 32M)";
     default: return "see the CUPTI message";
     }
@@ -82,7 +65,7 @@ static const char *remedy(CUptiResult st)
 static void off(pm_device *d, const char *what, CUptiResult st)
 {
     pm_emit_status(d->id, 1, 1, "PM sampling is off on GPU %u: %s failed (%s); %s. Tracing continues.", d->id, what,
-                   result_text(st), remedy(st));
+                   wl_cupti_result_text(st), remedy(st));
     d->state = PM_FAILED;
 }
 
@@ -114,7 +97,7 @@ static void host_free(void *host)
     CUptiResult st = cuptiProfilerHostDeinitialize(&p);
     if (st != CUPTI_SUCCESS) {
         static atomic_flag once = ATOMIC_FLAG_INIT;
-        wl_log_once(&once, "PM sampling: freeing the profiler host object failed (%s)", result_text(st));
+        wl_log_once(&once, "PM sampling: freeing the profiler host object failed (%s)", wl_cupti_result_text(st));
     }
 }
 

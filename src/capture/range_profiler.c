@@ -19,6 +19,7 @@
  *
  * Failures (no counter permission, counters held by another tool, unsupported GPU, unknown
  * metric) are reported once, in one line with the remedy; tracing continues without metrics. */
+#include "capture/cupti_errors.h"
 #include "capture/recorder.h"
 
 #include <cupti.h>
@@ -81,43 +82,22 @@ static wl_mpsc wl_metric_ring;
 
 static atomic_flag g_unattributed_once = ATOMIC_FLAG_INIT;
 
-static const char *result_text(CUptiResult st)
-{
-    const char *msg = NULL;
-    cuptiGetResultString(st, &msg);
-    return msg ? msg : "unknown CUPTI error";
-}
-
 /* One line that says why and what to do; `what` is the step that failed. */
 static void explain(mctx *m, const char *what, CUptiResult st)
 {
     const char *remedy;
-    switch (st) {
-    case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES:
-        remedy = "no permission to read GPU performance counters: run as root, or set the nvidia driver option"
-                 " NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
-        break;
-    case CUPTI_ERROR_HARDWARE_BUSY:
-        remedy = "the GPU's performance counters are held by another tool (DCGM profiling, Nsight Compute or"
-                 " another profiler): pause it (e.g. `dcgmi profile --pause`) and run again";
-        break;
-    case CUPTI_ERROR_NOT_SUPPORTED:
-    case CUPTI_ERROR_LEGACY_PROFILER_NOT_SUPPORTED:
-    case CUPTI_ERROR_VIRTUALIZED_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_CONFIDENTIAL_COMPUTING_NOT_SUPPORTED:
-    case CUPTI_ERROR_CMP_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_SLI_DEVICE_NOT_SUPPORTED:
-    case CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED:
+    switch (wl_cupti_failure_of(st)) {
+    case WL_CUPTI_FAIL_PERMISSION: remedy = wl_cupti_permission_remedy(); break;
+    case WL_CUPTI_FAIL_BUSY: remedy = wl_cupti_busy_remedy(); break;
+    case WL_CUPTI_FAIL_UNSUPPORTED:
         remedy = "this GPU or its configuration (vGPU, MIG, MPS, confidential computing) does not support the"
                  " range profiler: use a supported GPU (compute capability 7.5 or newer, bare metal)";
         break;
     default: remedy = "see the CUPTI message"; break;
     }
-    snprintf(m->status, sizeof m->status, "%s failed (%s)", what, result_text(st));
+    snprintf(m->status, sizeof m->status, "%s failed (%s)", what, wl_cupti_result_text(st));
     wl_log("hardware metrics are off on GPU %u: %s: %s; %s. Tracing continues without metrics.", m->device_id, what,
-           result_text(st), remedy);
+           wl_cupti_result_text(st), remedy);
     m->state = M_FAILED;
     m->defs_pending = 1;
     atomic_store(&g_defs_ready, 1);
@@ -539,7 +519,7 @@ static void teardown(mctx *m)
         dp.pRangeProfilerObject = m->obj;
         CUptiResult st = cuptiRangeProfilerDisable(&dp);
         if (st != CUPTI_SUCCESS)
-            wl_log("metrics: disabling the range profiler on GPU %u failed: %s", m->device_id, result_text(st));
+            wl_log("metrics: disabling the range profiler on GPU %u failed: %s", m->device_id, wl_cupti_result_text(st));
         m->obj = NULL;
     }
     if (m->host) {

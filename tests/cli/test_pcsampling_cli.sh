@@ -67,7 +67,7 @@ grep -q "long_scoreboard .* 75.0 %  (not issued: 50.0 %)" c.txt && ok || bad "ch
 
 # --- no permission: one line per device with the remedy, the status in the session, no samples -------
 FAKE_PCS_DENY=1 "$DRV" deny.wlcap >deny.out 2>deny.err && ok || bad "deny: driver failed"
-[ "$(grep -c 'warp stall sampling is off on GPU .: enabling PC sampling: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES; no permission to profile the GPU.*NVreg_RestrictProfilingToAdminUsers=0.*Tracing continues without stall samples.' deny.err)" = 2 ] \
+[ "$(grep -c 'warp stall sampling is off on GPU .: enabling PC sampling: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES; no permission to read GPU performance counters.*NVreg_RestrictProfilingToAdminUsers=0.*Tracing continues without stall samples.' deny.err)" = 2 ] \
     && ok || bad "deny lines: $(cat deny.err)"
 "$W" import -o deny.wlsession deny.wlcap >/dev/null 2>&1 && ok || bad "deny: import failed"
 [ "$(q deny.wlsession "SELECT count(*) FROM stall_config WHERE status LIKE 'enabling PC sampling failed (%PRIVILEGES%'")" = 2 ] \
