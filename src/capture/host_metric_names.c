@@ -2,10 +2,8 @@
  * metrics (CUPTI profiler host API), so the suggestion is valid on the GPU at hand. Base metrics
  * come as "<unit>__<counter>", some with a collection prefix ("TPC.TriageCompute.sm__...") that is
  * cut off; the requested name's submetric suffix (".sum", ".avg.pct_of_...") is put back. */
-#include "capture/pm_sampler.h"
+#include "capture/profiler_host.h"
 
-#include <cupti.h>
-#include <cupti_profiler_host.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -23,6 +23,7 @@
  * sampling object (CUPTI keeps its pointer after SetConfig). */
 #include "capture/pm_sampler.h"
 #include "capture/cupti_errors.h"
+#include "capture/profiler_host.h"
 
 #include <cuda.h>
 #include <cupti.h>
@@ -43,7 +44,6 @@
 #define CLOCK_PAST_NS 60000000000ll    /* nor one that ended a minute before the decode */
 #define MAX_HOLES_TOLD 3               /* holes described one by one in status lines */
 
-static int g_profiler_initialised;      /* sampler thread only */
 
 static const char *remedy(CUptiResult st)
 {
@@ -86,85 +86,19 @@ static CUptiResult stop_object(void *obj)
     return cuptiPmSamplingStop(&p);
 }
 
-static void host_free(void *host)
-{
-    if (!host)
-        return;
-    CUpti_Profiler_Host_Deinitialize_Params p;
-    memset(&p, 0, sizeof p);
-    p.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
-    p.pHostObject = host;
-    CUptiResult st = cuptiProfilerHostDeinitialize(&p);
-    if (st != CUPTI_SUCCESS) {
-        static atomic_flag once = ATOMIC_FLAG_INIT;
-        wl_log_once(&once, "PM sampling: freeing the profiler host object failed (%s)", wl_cupti_result_text(st));
-    }
-}
-
+/* Passes a set of metrics needs, on a host object of its own (adding metrics cannot be undone). */
 static CUptiResult host_new(const pm_device *d, void **host)
 {
-    CUpti_Profiler_Host_Initialize_Params p;
-    memset(&p, 0, sizeof p);
-    p.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
-    p.profilerType = CUPTI_PROFILER_TYPE_PM_SAMPLING;
-    p.pChipName = d->chip;
-    p.pCounterAvailabilityImage = d->availability;
-    CUptiResult st = cuptiProfilerHostInitialize(&p);
-    *host = st == CUPTI_SUCCESS ? p.pHostObject : NULL;
-    return st;
+    return wl_profiler_host_new(CUPTI_PROFILER_TYPE_PM_SAMPLING, d->chip, d->availability, host);
 }
 
-/* Adds the metrics to a host object and builds the config image (malloc'd into *image). */
+static void host_free(void *host) { wl_profiler_host_free(host, "PM sampling"); }
+
 static CUptiResult build_config(void *host, const char **names, int n, uint8_t **image, size_t *size)
 {
-    *image = NULL;
-    *size = 0;
-    CUpti_Profiler_Host_ConfigAddMetrics_Params am;
-    memset(&am, 0, sizeof am);
-    am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
-    am.pHostObject = host;
-    am.ppMetricNames = names;
-    am.numMetrics = (size_t)n;
-    CUptiResult st = cuptiProfilerHostConfigAddMetrics(&am);
-    if (st != CUPTI_SUCCESS)
-        return st;
-    CUpti_Profiler_Host_GetConfigImageSize_Params cs;
-    memset(&cs, 0, sizeof cs);
-    cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
-    cs.pHostObject = host;
-    if ((st = cuptiProfilerHostGetConfigImageSize(&cs)) != CUPTI_SUCCESS)
-        return st;
-    uint8_t *img = malloc(cs.configImageSize ? cs.configImageSize : 1);
-    if (!img)
-        return CUPTI_ERROR_OUT_OF_MEMORY;
-    CUpti_Profiler_Host_GetConfigImage_Params gi;
-    memset(&gi, 0, sizeof gi);
-    gi.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
-    gi.pHostObject = host;
-    gi.configImageSize = cs.configImageSize;
-    gi.pConfigImage = img;
-    if ((st = cuptiProfilerHostGetConfigImage(&gi)) != CUPTI_SUCCESS) {
-        free(img);
-        return st;
-    }
-    *image = img;
-    *size = cs.configImageSize;
-    return CUPTI_SUCCESS;
+    return wl_profiler_config(host, names, (size_t)n, image, size);
 }
 
-static CUptiResult passes_of(const uint8_t *image, size_t size, size_t *passes)
-{
-    CUpti_Profiler_Host_GetNumOfPasses_Params np;
-    memset(&np, 0, sizeof np);
-    np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
-    np.configImageSize = size;
-    np.pConfigImage = (uint8_t *)(uintptr_t)image;
-    CUptiResult st = cuptiProfilerHostGetNumOfPasses(&np);
-    *passes = np.numOfPasses;
-    return st;
-}
-
-/* Passes a set of metrics needs, on a host object of its own (adding metrics cannot be undone). */
 static CUptiResult trial_passes(const pm_device *d, const char **names, int n, size_t *passes)
 {
     void *host;
@@ -174,7 +108,7 @@ static CUptiResult trial_passes(const pm_device *d, const char **names, int n, s
     uint8_t *img;
     size_t size;
     if ((st = build_config(host, names, n, &img, &size)) == CUPTI_SUCCESS)
-        st = passes_of(img, size, passes);
+        st = wl_profiler_passes(img, size, passes);
     free(img);
     host_free(host);
     return st;
@@ -192,9 +126,10 @@ static void release(pm_device *d, int exiting)
 {
     if (d->obj && d->started && stop_object(d->obj) == CUPTI_SUCCESS)
         d->started = 0; /* failing, it had stopped already */
-    if (!exiting)
+    if (!exiting) { /* at exit the object stays where it is, still referenced, for the process's end */
         host_free(d->host);
-    d->host = NULL;
+        d->host = NULL;
+    }
     free(d->counter);
     free(d->blank);
     free(d->availability);
@@ -240,7 +175,7 @@ static int fit_one_pass(pm_device *d, const pm_settings *s, char units[][40], in
     size_t passes = 0;
     CUptiResult st = build_config(d->host, d->names, d->n, &d->config, &d->config_size);
     if (st == CUPTI_SUCCESS)
-        st = passes_of(d->config, d->config_size, &passes);
+        st = wl_profiler_passes(d->config, d->config_size, &passes);
     if (st != CUPTI_SUCCESS) {
         off(d, "building the metric configuration", st);
         return -1;
@@ -298,7 +233,7 @@ static int fit_one_pass(pm_device *d, const pm_settings *s, char units[][40], in
     d->host = NULL;
     if ((st = host_new(d, &d->host)) == CUPTI_SUCCESS &&
         (st = build_config(d->host, d->names, d->n, &d->config, &d->config_size)) == CUPTI_SUCCESS)
-        st = passes_of(d->config, d->config_size, &passes);
+        st = wl_profiler_passes(d->config, d->config_size, &passes);
     if (st != CUPTI_SUCCESS || passes != 1) {
         off(d, "building the one-pass configuration", st != CUPTI_SUCCESS ? st : CUPTI_ERROR_NOT_SUPPORTED);
         return -1;
@@ -352,18 +287,6 @@ static CUptiResult stop(pm_device *d)
     return st;
 }
 
-/* Why the support check says no, in words. */
-static const char *unsupported_reason(const CUpti_Profiler_DeviceSupported_Params *ds)
-{
-    return ds->architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED          ? "GPU architecture"
-           : ds->vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED                ? "vGPU"
-           : ds->confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "confidential computing"
-           : ds->cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED                 ? "CMP device"
-           : ds->wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED                 ? "WSL"
-           : ds->sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED                 ? "SLI"
-                                                                               : "configuration";
-}
-
 #define TRY(call, what)                                                                                        \
     do {                                                                                                       \
         CUptiResult st_ = (call);                                                                              \
@@ -379,32 +302,13 @@ int pm_device_setup(pm_device *d, const pm_settings *s)
     if (d->released) /* its sampling object is still enabled (see release) */
         return -1;
     uint64_t t0 = wl_monotonic_ns(), cpu0 = thread_cpu_ns();
-    if (!g_profiler_initialised) {
-        CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE, NULL};
-        TRY(cuptiProfilerInitialize(&ip), "initialising the CUPTI profiler");
-        g_profiler_initialised = 1;
+    char step[128];
+    CUptiResult st0 = wl_profiler_device_begin(d->id, CUPTI_PROFILER_PM_SAMPLING, d->chip, sizeof d->chip, step,
+                                               sizeof step);
+    if (st0 != CUPTI_SUCCESS) {
+        off(d, step, st0);
+        return -1;
     }
-    CUdevice cu;
-    if (cuDeviceGet(&cu, (int)d->id) == CUDA_SUCCESS) {
-        CUpti_Profiler_DeviceSupported_Params ds;
-        memset(&ds, 0, sizeof ds);
-        ds.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE;
-        ds.cuDevice = cu;
-        ds.api = CUPTI_PROFILER_PM_SAMPLING;
-        if (cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS &&
-            ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
-            char what[96];
-            snprintf(what, sizeof what, "the support check (unsupported: %s)", unsupported_reason(&ds));
-            off(d, what, CUPTI_ERROR_NOT_SUPPORTED);
-            return -1;
-        }
-    }
-    CUpti_Device_GetChipName_Params cn;
-    memset(&cn, 0, sizeof cn);
-    cn.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
-    cn.deviceIndex = d->id;
-    TRY(cuptiDeviceGetChipName(&cn), "reading the chip name");
-    snprintf(d->chip, sizeof d->chip, "%s", cn.pChipName ? cn.pChipName : "");
 
     CUpti_PmSampling_GetCounterAvailability_Params ca;
     memset(&ca, 0, sizeof ca);

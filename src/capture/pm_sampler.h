@@ -77,8 +77,4 @@ void pm_emit_status(uint32_t device, int off, int log, const char *fmt, ...) __a
 /* Samples missing from the hardware's sequence (gaps between windows). */
 void pm_count_gaps(uint32_t device, uint64_t n);
 
-/* host_metric_names.c: up to 3 names of the chip's own base metrics close to `name`, comma-separated
- * with name's submetric suffix, into out ("" when none). host: a CUpti_Profiler_Host_Object. */
-void wl_host_close_metric_names(void *host, const char *name, char *out, size_t n);
-
 #endif

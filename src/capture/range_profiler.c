@@ -20,6 +20,7 @@
  * Failures (no counter permission, counters held by another tool, unsupported GPU, unknown
  * metric) are reported once, in one line with the remedy; tracing continues without metrics. */
 #include "capture/cupti_errors.h"
+#include "capture/profiler_host.h"
 #include "capture/recorder.h"
 
 #include <cupti.h>
@@ -75,7 +76,6 @@ static mctx g_ctx[MAX_CTX];
 static pthread_mutex_t g_setup = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_defs_ready;      /* some context has defs to write */
 static _Atomic uint64_t g_unattributed, g_cupti_dropped, g_ring_lost;
-static int g_profiler_initialised;
 static _Thread_local mctx *t_held;
 
 static wl_mpsc wl_metric_ring;
@@ -142,8 +142,6 @@ static void validate_names(mctx *m)
     if (g_validated)
         return;
     g_validated = 1;
-    const char **all = NULL;
-    size_t nall = 0;
     int kept = 0;
     for (int i = 0; i < g_count; i++) {
         CUpti_Profiler_Host_GetMetricProperties_Params mp;
@@ -159,43 +157,11 @@ static void validate_names(mctx *m)
             kept++;
             continue;
         }
-        /* close names among the chip's base metrics (names as "<unit>__<counter>", without the
-         * collection prefix some carry) */
-        if (!all) {
-            all = calloc(8192, sizeof *all);
-            for (int t = 0; all && t < (int)CUPTI_METRIC_TYPE__COUNT; t++) {
-                CUpti_Profiler_Host_GetBaseMetrics_Params bp;
-                memset(&bp, 0, sizeof bp);
-                bp.structSize = CUpti_Profiler_Host_GetBaseMetrics_Params_STRUCT_SIZE;
-                bp.pHostObject = m->host;
-                bp.metricType = (CUpti_MetricType)t;
-                if (cuptiProfilerHostGetBaseMetrics(&bp) != CUPTI_SUCCESS)
-                    continue;
-                for (size_t k = 0; k < bp.numMetrics && nall < 8192; k++) {
-                    const char *s = bp.ppMetricNames[k], *u = strstr(s, "__");
-                    while (u && u > s && u[-1] != '.')
-                        u--;
-                    all[nall++] = u ? u : s;
-                }
-            }
-        }
-        char base[WL_METRIC_NAME_MAX];
-        memcpy(base, g_names[i], sizeof base);
-        char *dot = strchr(base, '.');
-        const char *suffix = dot ? g_names[i] + (dot - base) : "";
-        if (dot)
-            *dot = 0;
-        size_t close[3];
-        int nc = all ? wl_close_names(base, all, nall, close, 3) : 0;
-        char list[400] = "";
-        for (int k = 0; k < nc; k++) {
-            size_t used = strlen(list);
-            snprintf(list + used, sizeof list - used, "%s%s%s", k ? ", " : "", all[close[k]], suffix);
-        }
+        char list[400];
+        wl_host_close_metric_names(m->host, g_names[i], list, sizeof list);
         wl_log("unknown metric '%s' on this GPU; %s%s; it is not collected (other metrics are)", g_names[i],
-               nc ? "close names: " : "no close name (see `ncu --query-metrics`)", list);
+               list[0] ? "close names: " : "no close name (see `ncu --query-metrics`)", list);
     }
-    free(all);
     g_count = kept;
     for (int i = 0; i < g_count; i++)
         g_name_ptr[i] = g_names[i];
@@ -261,38 +227,13 @@ static CUpti_ProfilerReplayMode choose_replay(size_t passes)
 
 static int setup(mctx *m)
 {
-    if (!g_profiler_initialised) { /* not at injection: it may initialise CUDA */
-        CUpti_Profiler_Initialize_Params ip = {CUpti_Profiler_Initialize_Params_STRUCT_SIZE, NULL};
-        TRY(cuptiProfilerInitialize(&ip), "initialising the CUPTI profiler");
-        g_profiler_initialised = 1;
+    char chip[64], step[128];
+    CUptiResult st0 = wl_profiler_device_begin(m->device_id, CUPTI_PROFILER_RANGE_PROFILING, chip, sizeof chip, step,
+                                               sizeof step);
+    if (st0 != CUPTI_SUCCESS) {
+        explain(m, step, st0);
+        return -1;
     }
-    CUdevice dev;
-    if (cuDeviceGet(&dev, (int)m->device_id) == CUDA_SUCCESS) {
-        CUpti_Profiler_DeviceSupported_Params ds;
-        memset(&ds, 0, sizeof ds);
-        ds.structSize = CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE;
-        ds.cuDevice = dev;
-        ds.api = CUPTI_PROFILER_RANGE_PROFILING;
-        if (cuptiProfilerDeviceSupported(&ds) == CUPTI_SUCCESS && ds.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED) {
-            const char *why = ds.architecture != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "GPU architecture"
-                              : ds.vGpu != CUPTI_PROFILER_CONFIGURATION_SUPPORTED      ? "vGPU"
-                              : ds.confidentialCompute != CUPTI_PROFILER_CONFIGURATION_SUPPORTED
-                                  ? "confidential computing"
-                              : ds.cmp != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "CMP device"
-                              : ds.wsl != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "WSL"
-                              : ds.sli != CUPTI_PROFILER_CONFIGURATION_SUPPORTED ? "SLI"
-                                                                                  : "configuration";
-            char what[96];
-            snprintf(what, sizeof what, "range profiler support check (unsupported: %s)", why);
-            explain(m, what, CUPTI_ERROR_NOT_SUPPORTED);
-            return -1;
-        }
-    }
-    CUpti_Device_GetChipName_Params cn;
-    memset(&cn, 0, sizeof cn);
-    cn.structSize = CUpti_Device_GetChipName_Params_STRUCT_SIZE;
-    cn.deviceIndex = m->device_id;
-    TRY(cuptiDeviceGetChipName(&cn), "reading the chip name");
 
     CUpti_Profiler_GetCounterAvailability_Params ca;
     memset(&ca, 0, sizeof ca);
@@ -311,58 +252,23 @@ static int setup(mctx *m)
         explain(m, "reading counter availability", st);
         return -1;
     }
-    CUpti_Profiler_Host_Initialize_Params hi;
-    memset(&hi, 0, sizeof hi);
-    hi.structSize = CUpti_Profiler_Host_Initialize_Params_STRUCT_SIZE;
-    hi.profilerType = CUPTI_PROFILER_TYPE_RANGE_PROFILER;
-    hi.pChipName = cn.pChipName;
-    hi.pCounterAvailabilityImage = avail;
-    st = cuptiProfilerHostInitialize(&hi);
-    m->availability = avail; /* kept until teardown: the host object reads it later (freeing it
-                              * here crashed cuptiProfilerHostConfigAddMetrics on the H100) */
+    void *host = NULL;
+    st = wl_profiler_host_new(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail, &host);
+    m->host = host;
+    m->availability = avail; /* kept until teardown: the host object reads it later */
     if (st != CUPTI_SUCCESS) {
         explain(m, "initialising the metric host", st);
         return -1;
     }
-    m->host = hi.pHostObject;
     validate_names(m);
     if (!g_count) {
         explain(m, "choosing metrics (none of the requested metrics exists on this GPU)", CUPTI_ERROR_INVALID_PARAMETER);
         return -1;
     }
 
-    CUpti_Profiler_Host_ConfigAddMetrics_Params am;
-    memset(&am, 0, sizeof am);
-    am.structSize = CUpti_Profiler_Host_ConfigAddMetrics_Params_STRUCT_SIZE;
-    am.pHostObject = m->host;
-    am.ppMetricNames = g_name_ptr;
-    am.numMetrics = (size_t)g_count;
-    TRY(cuptiProfilerHostConfigAddMetrics(&am), "adding metrics to the configuration");
-    CUpti_Profiler_Host_GetConfigImageSize_Params cs;
-    memset(&cs, 0, sizeof cs);
-    cs.structSize = CUpti_Profiler_Host_GetConfigImageSize_Params_STRUCT_SIZE;
-    cs.pHostObject = m->host;
-    TRY(cuptiProfilerHostGetConfigImageSize(&cs), "sizing the configuration");
-    m->config_size = cs.configImageSize;
-    m->config = malloc(m->config_size ? m->config_size : 1);
-    if (!m->config) {
-        explain(m, "allocating the configuration", CUPTI_ERROR_OUT_OF_MEMORY);
-        return -1;
-    }
-    CUpti_Profiler_Host_GetConfigImage_Params gi;
-    memset(&gi, 0, sizeof gi);
-    gi.structSize = CUpti_Profiler_Host_GetConfigImage_Params_STRUCT_SIZE;
-    gi.pHostObject = m->host;
-    gi.configImageSize = m->config_size;
-    gi.pConfigImage = m->config;
-    TRY(cuptiProfilerHostGetConfigImage(&gi), "building the configuration");
-    CUpti_Profiler_Host_GetNumOfPasses_Params np;
-    memset(&np, 0, sizeof np);
-    np.structSize = CUpti_Profiler_Host_GetNumOfPasses_Params_STRUCT_SIZE;
-    np.configImageSize = m->config_size;
-    np.pConfigImage = m->config;
-    TRY(cuptiProfilerHostGetNumOfPasses(&np), "counting replay passes");
-    m->num_passes = np.numOfPasses;
+    TRY(wl_profiler_config(m->host, g_name_ptr, (size_t)g_count, &m->config, &m->config_size),
+        "building the metric configuration");
+    TRY(wl_profiler_passes(m->config, m->config_size, &m->num_passes), "counting replay passes");
     m->replay = choose_replay(m->num_passes);
 
     CUpti_RangeProfiler_Enable_Params en;
@@ -522,14 +428,8 @@ static void teardown(mctx *m)
             wl_log("metrics: disabling the range profiler on GPU %u failed: %s", m->device_id, wl_cupti_result_text(st));
         m->obj = NULL;
     }
-    if (m->host) {
-        CUpti_Profiler_Host_Deinitialize_Params hd;
-        memset(&hd, 0, sizeof hd);
-        hd.structSize = CUpti_Profiler_Host_Deinitialize_Params_STRUCT_SIZE;
-        hd.pHostObject = m->host;
-        cuptiProfilerHostDeinitialize(&hd);
-        m->host = NULL;
-    }
+    wl_profiler_host_free(m->host, "metrics");
+    m->host = NULL;
     free(m->counter);
     free(m->config);
     free(m->slots);

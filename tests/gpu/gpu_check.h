@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 static int g_pass, g_fail; // PASS and FAIL lines so far
 
@@ -65,6 +66,43 @@ static inline int output_has(const char *cmd, const char *needle)
     if (p)
         pclose(p);
     return found;
+}
+
+// The checker's end: removes its scratch folder when every check passed (keeps it to look at
+// otherwise), prints the counts and the verdict line; the exit status.
+static inline int gpu_test_done(const char *dir, const char *name)
+{
+    if (!g_fail) {
+        char cmd[512];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", dir);
+    } else {
+        printf("session kept in %s\n", dir);
+    }
+    printf("%s: %d passed, %d failed\n", name, g_pass, g_fail);
+    printf("%s %s\n", g_fail ? "FAIL" : "PASS", name);
+    return g_fail != 0;
+}
+
+// main() of a test that runs itself under warplens: "--workload..." arguments go to workload(),
+// otherwise checker(warplens binary from WARPLENS_BIN, this program's own path).
+static inline int gpu_test_main(int argc, char **argv, int (*workload)(int, char **),
+                                int (*checker)(const char *, const char *))
+{
+    if (argc > 1 && !strncmp(argv[1], "--workload", 10))
+        return workload(argc, argv);
+    const char *warplens = getenv("WARPLENS_BIN");
+    if (!warplens) {
+        fprintf(stderr, "usage: WARPLENS_BIN=path/to/warplens %s\n", argv[0]);
+        return 2;
+    }
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0)
+        return 2;
+    self[n] = 0;
+    return checker(warplens, self);
 }
 
 #endif

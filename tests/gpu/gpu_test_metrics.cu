@@ -235,32 +235,14 @@ static int checker(const char *warplens, const char *self)
     snprintf(cmd, sizeof cmd, "grep -Eq 'replay pass|no replay' '%s'", log);
     verdict("run summary", system(cmd) == 0, "names the replay passes and the timing caveat");
     many(warplens, self, dir);
-    if (!g_fail) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-    } else {
-        printf("session kept in %s\n", dir);
-    }
-    printf("%s gpu_test_metrics\n", g_fail ? "FAIL" : "PASS");
-    return g_fail != 0;
+    return gpu_test_done(dir, "gpu_test_metrics");
 }
 
-int main(int argc, char **argv)
+static int workloads(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--workload"))
+    if (argc == 2 && !strcmp(argv[1], "--workload"))
         return workload();
-    if (argc > 1 && !strcmp(argv[1], "--workload-many"))
-        return workload_many();
-    const char *warplens = getenv("WARPLENS_BIN");
-    if (!warplens) {
-        fprintf(stderr, "usage: WARPLENS_BIN=path/to/warplens %s\n", argv[0]);
-        return 2;
-    }
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return 2;
-    self[n] = 0;
-    return checker(warplens, self);
+    return argc == 2 && !strcmp(argv[1], "--workload-many") ? workload_many() : 2;
 }
+
+int main(int argc, char **argv) { return gpu_test_main(argc, argv, workloads, checker); }

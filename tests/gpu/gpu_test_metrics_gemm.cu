@@ -145,30 +145,12 @@ static int checker(const char *warplens, const char *self)
                4.0 * s->m * s->n, ns / 1e3, ns > 0 ? 2 * mnk / ns / 1e3 : 0);
     }
     sqlite3_close(db);
-    if (!g_fail) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-    } else {
-        printf("session kept in %s\n", dir);
-    }
-    printf("%s gpu_test_metrics_gemm\n", g_fail ? "FAIL" : "PASS");
-    return g_fail != 0;
+    return gpu_test_done(dir, "gpu_test_metrics_gemm");
 }
 
-int main(int argc, char **argv)
+static int workloads(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--workload"))
-        return workload();
-    const char *warplens = getenv("WARPLENS_BIN");
-    if (!warplens) {
-        fprintf(stderr, "usage: WARPLENS_BIN=path/to/warplens %s\n", argv[0]);
-        return 2;
-    }
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return 2;
-    self[n] = 0;
-    return checker(warplens, self);
+    return argc == 2 && !strcmp(argv[1], "--workload") ? workload() : 2;
 }
+
+int main(int argc, char **argv) { return gpu_test_main(argc, argv, workloads, checker); }

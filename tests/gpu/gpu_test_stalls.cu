@@ -259,31 +259,12 @@ static int checker(const char *warplens, const char *self)
     verdict("run summary", system(cmd) == 0, "the recorder's set-up line and the summary's stall note");
     wl_session_close(s);
     sqlite3_close(db);
-    if (!g_fail) {
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        if (system(cmd) != 0)
-            fprintf(stderr, "could not remove %s\n", dir);
-    } else {
-        printf("session kept in %s\n", dir);
-    }
-    printf("gpu_test_stalls: %d passed, %d failed\n", g_pass, g_fail);
-    printf("%s gpu_test_stalls\n", g_fail ? "FAIL" : "PASS");
-    return g_fail != 0;
+    return gpu_test_done(dir, "gpu_test_stalls");
 }
 
-int main(int argc, char **argv)
+static int workloads(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--workload"))
-        return workload();
-    const char *warplens = getenv("WARPLENS_BIN");
-    if (!warplens) {
-        fprintf(stderr, "usage: WARPLENS_BIN=path/to/warplens %s\n", argv[0]);
-        return 2;
-    }
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return 2;
-    self[n] = 0;
-    return checker(warplens, self);
+    return argc == 2 && !strcmp(argv[1], "--workload") ? workload() : 2;
 }
+
+int main(int argc, char **argv) { return gpu_test_main(argc, argv, workloads, checker); }
