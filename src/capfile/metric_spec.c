@@ -141,7 +141,7 @@ int wl_close_names(const char *want, const char *const *cands, size_t ncands, si
     return n;
 }
 
-static int valid_metric_name(const char *s, size_t n)
+int wl_metric_name_valid(const char *s, size_t n)
 {
     if (!n || n >= WL_METRIC_NAME_MAX)
         return 0;
@@ -153,20 +153,32 @@ static int valid_metric_name(const char *s, size_t n)
     return 1;
 }
 
-static int add(char names[][WL_METRIC_NAME_MAX], int *n, int max, const char *name, size_t len, char *err,
-               size_t err_size)
+int wl_metric_list_add(char names[][WL_METRIC_NAME_MAX], int *from_preset, int *n, int max, const char *name,
+                       size_t len, int preset, const char *what, char *err, size_t err_size)
 {
-    for (int i = 0; i < *n; i++)
-        if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0)
+    for (int i = 0; i < *n; i++) {
+        if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0) {
+            if (from_preset && !preset)
+                from_preset[i] = 0;
             return 0;
+        }
+    }
     if (*n >= max) {
-        snprintf(err, err_size, "too many metrics (at most %d in one run)", max);
+        snprintf(err, err_size, "too many %s (at most %d)", what, max);
         return -1;
     }
     memcpy(names[*n], name, len);
     names[*n][len] = 0;
+    if (from_preset)
+        from_preset[*n] = preset;
     (*n)++;
     return 0;
+}
+
+static int add(char names[][WL_METRIC_NAME_MAX], int *n, int max, const char *name, size_t len, char *err,
+               size_t err_size)
+{
+    return wl_metric_list_add(names, NULL, n, max, name, len, 0, "metrics in one run", err, err_size);
 }
 
 int wl_metrics_expand(const char *spec, char names[][WL_METRIC_NAME_MAX], int max, char *err, size_t err_size)
@@ -183,7 +195,7 @@ int wl_metrics_expand(const char *spec, char names[][WL_METRIC_NAME_MAX], int ma
             char word[WL_METRIC_NAME_MAX];
             snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), p);
             if (strstr(word, "__")) {
-                if (!valid_metric_name(p, len)) {
+                if (!wl_metric_name_valid(p, len)) {
                     snprintf(err, err_size, "'%.*s' is not a metric name (letters, digits, '_' and '.' only)",
                              (int)(len > 80 ? 80 : len), p);
                     return -1;

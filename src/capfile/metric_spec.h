@@ -31,6 +31,12 @@ const char *wl_metric_label(const char *name); /* catalog label, else the name i
  * names: presets expanded, gpu__time_duration.sum and the denominators of catalog ratios added,
  * duplicates removed. Words without "__" are presets. Returns the count, or -1 with a one-line
  * message in err (an unknown preset lists the close names and the presets). */
+/* A metric name: letters, digits, '_' and '.', shorter than WL_METRIC_NAME_MAX. */
+int wl_metric_name_valid(const char *s, size_t n);
+/* Appends name[0..len) to names unless it is there already; with from_preset, marks where the name
+ * came from (a name the user gave clears a preset's mark). -1 with "too many <what> (at most max)". */
+int wl_metric_list_add(char names[][WL_METRIC_NAME_MAX], int *from_preset, int *n, int max, const char *name,
+                       size_t len, int preset, const char *what, char *err, size_t err_size);
 int wl_metrics_expand(const char *spec, char names[][WL_METRIC_NAME_MAX], int max, char *err, size_t err_size);
 
 /* The preset names, NULL-terminated. */

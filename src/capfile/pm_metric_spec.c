@@ -61,39 +61,10 @@ int wl_pm_metric_additive(const char *name, int metric_type)
     return 0;
 }
 
-static int valid_name(const char *s, size_t n)
-{
-    if (!n || n >= WL_METRIC_NAME_MAX)
-        return 0;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '.'))
-            return 0;
-    }
-    return 1;
-}
-
-/* Adds a name once; a name the user gave clears its from-preset mark. */
 static int add(char names[][WL_METRIC_NAME_MAX], int *from_preset, int *n, int max, const char *name, size_t len,
                int preset, char *err, size_t err_size)
 {
-    for (int i = 0; i < *n; i++) {
-        if (strlen(names[i]) == len && strncmp(names[i], name, len) == 0) {
-            if (from_preset && !preset)
-                from_preset[i] = 0;
-            return 0;
-        }
-    }
-    if (*n >= max) {
-        snprintf(err, err_size, "too many PM sampling metrics (at most %d)", max);
-        return -1;
-    }
-    memcpy(names[*n], name, len);
-    names[*n][len] = 0;
-    if (from_preset)
-        from_preset[*n] = preset;
-    (*n)++;
-    return 0;
+    return wl_metric_list_add(names, from_preset, n, max, name, len, preset, "PM sampling metrics", err, err_size);
 }
 
 int wl_pm_metrics_expand(const char *spec, char names[][WL_METRIC_NAME_MAX], int *from_preset, int max, char *err,
@@ -106,7 +77,7 @@ int wl_pm_metrics_expand(const char *spec, char names[][WL_METRIC_NAME_MAX], int
         if (len) {
             words++;
             if (memmem(p, len, "__", 2)) {
-                if (!valid_name(p, len)) {
+                if (!wl_metric_name_valid(p, len)) {
                     snprintf(err, err_size, "'%.*s' is not a metric name (letters, digits, '_' and '.' only)",
                              (int)(len > 80 ? 80 : len), p);
                     return -1;

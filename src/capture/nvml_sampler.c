@@ -232,16 +232,11 @@ int wl_nvml_start(unsigned interval_ms, const char *library)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&g_cond, &ca);
     pthread_condattr_destroy(&ca);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the sampler must not take the application's signals */
-    int rc = pthread_create(&g_thread, NULL, sampler_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = wl_thread_start(&g_thread, "warplens-nvml", sampler_main);
     if (rc != 0) {
         wl_log("NVML sampling is off: cannot start its thread (%s); tracing continues", strerror(rc));
         return -1;
     }
-    pthread_setname_np(g_thread, "warplens-nvml");
     g_started = 1;
     return 0;
 }

@@ -286,16 +286,11 @@ int wl_pm_start(void)
     pthread_cond_init(&g_wake, &ca);
     pthread_cond_init(&g_done, &ca);
     pthread_condattr_destroy(&ca);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* the sampler must not take the application's signals */
-    int rc = pthread_create(&g_thread, NULL, sampler_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = wl_thread_start(&g_thread, "warplens-pm", sampler_main);
     if (rc != 0) {
         wl_log("PM sampling is off: cannot start its thread (%s); tracing continues", strerror(rc));
         return -1;
     }
-    pthread_setname_np(g_thread, "warplens-pm");
     atomic_store(&g_started, 1);
     return 0;
 }

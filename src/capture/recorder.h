@@ -4,6 +4,7 @@
 #ifndef WARPLENS_CAPTURE_RECORDER_H
 #define WARPLENS_CAPTURE_RECORDER_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,6 +97,9 @@ void wl_decode_report_dropped(void);
 void wl_threads_seen(uint32_t tid);
 void wl_threads_refresh_all(void);
 uint32_t wl_current_tid(void);
+/* Starts one of the recorder's own threads, named, with every signal blocked (the application's
+ * signals are not its business); pthread_create's result. */
+int wl_thread_start(pthread_t *thread, const char *name, void *(*main_fn)(void *));
 
 /* device_info.c: attributes of devices whose contexts were created. */
 void wl_devices_mark(uint32_t device_id);         /* any thread */

@@ -1,9 +1,12 @@
 /* OS thread ids and names. CUPTI is told to report system thread ids (gettid), so the names can be
  * read from /proc/self/task/<tid>/comm by the writer thread the first time a thread shows up in a
- * record, and again at the end for threads that renamed themselves later. */
+ * record, and again at the end for threads that renamed themselves later. Also the start of the
+ * recorder's own threads (writer, NVML and PM samplers). */
 #include "capture/recorder.h"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -13,6 +16,18 @@
 
 static uint32_t g_seen[SEEN_SIZE];
 static unsigned g_seen_count;
+
+int wl_thread_start(pthread_t *thread, const char *name, void *(*main_fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits the mask: no application signal */
+    int rc = pthread_create(thread, NULL, main_fn, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc == 0)
+        pthread_setname_np(*thread, name);
+    return rc;
+}
 
 uint32_t wl_current_tid(void)
 {

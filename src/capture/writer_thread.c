@@ -152,17 +152,11 @@ static void *writer_main(void *arg)
 
 int wl_writer_start(void)
 {
-    /* The writer must not take the application's signals. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&g_thread, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = wl_thread_start(&g_thread, "warplens-writer", writer_main);
     if (rc != 0) {
         wl_log("cannot start the recorder thread (%s); this process is not recorded", strerror(rc));
         return -1;
     }
-    pthread_setname_np(g_thread, "warplens-writer");
     g_started = 1;
     return 0;
 }
