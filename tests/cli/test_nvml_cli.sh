@@ -9,12 +9,7 @@ W=${WARPLENS_BIN:?}
 B=${WARPLENS_BUILD_DIR:?}
 DRV=$B/bin/nvml_sampler_driver
 FAKE=$B/lib/libfake_nvml.so
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-q() { sqlite3 "$1" "$2"; }
+. "$(dirname "$0")/checks.sh"
 
 # --- the sampler for real: 2 matched devices, one unknown bus id ------------------------------
 FAKE_NVML_SHUTDOWN_FILE=$tmp/shutdown WARPLENS_NVML_LIBRARY=$FAKE "$DRV" a.wlcap 400 20 2>a.err \
@@ -91,5 +86,4 @@ grep -q "has no nvmlDeviceGetTotalEnergyConsumption; that series is not sampled"
 "$W" run --nvml-interval -- true >/dev/null 2>&1; [ $? = 2 ] && ok || bad "--nvml-interval without a number accepted"
 "$W" run --help | grep -q -- "--nvml-interval MS" && ok || bad "run --help lacks --nvml-interval"
 
-echo "nvml_cli: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary nvml_cli

@@ -10,12 +10,7 @@ set -u
 W=${WARPLENS_BIN:?}
 B=${WARPLENS_BUILD_DIR:?}
 DRV=$B/bin/pc_sampling_driver
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-q() { sqlite3 "$1" "$2"; }
+. "$(dirname "$0")/checks.sh"
 export WARPLENS_PC_SAMPLING=1 WARPLENS_PC_PERIOD=13
 
 # --- one run per way CUPTI may hand out function names ------------------------------------------
@@ -86,5 +81,4 @@ WARPLENS_PC_PERIOD=99 "$DRV" p.wlcap >p.out 2>p.err && ok || bad "period: driver
 grep -q "period=14 " p.out && grep -q "WARPLENS_PC_PERIOD=99 is not valid (5..31); using 14" p.err && ok \
     || bad "bad period: $(cat p.out p.err)"
 
-echo "pcsampling_cli: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary pcsampling_cli

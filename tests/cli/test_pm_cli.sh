@@ -11,12 +11,7 @@ set -u
 W=${WARPLENS_BIN:?}
 B=${WARPLENS_BUILD_DIR:?}
 DRV=$B/bin/pm_sampler_driver
-pass=0 fail=0
-ok() { pass=$((pass+1)); }
-bad() { fail=$((fail+1)); echo "FAIL: $*"; }
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-cd "$tmp"
-q() { sqlite3 "$1" "$2"; }
+. "$(dirname "$0")/checks.sh"
 export WARPLENS_PM_INTERVAL_US=1000 # 1 ms windows keep the counts small; the GPU suite checks 100 us
 
 # --- the sampler for real: default preset, 300 ms ------------------------------------------------
@@ -175,5 +170,4 @@ FAKE_PM_CLOCK_OFFSET_MS=-120000 WARPLENS_PM_SAMPLING=default "$DRV" k.wlcap 50 2
     || bad "run --help lacks the PM options"
 "$W" samples --help | grep -q -- "--windows" && ok || bad "samples --help lacks --windows"
 
-echo "pm_cli: $pass passed, $fail failed"
-[ "$fail" = 0 ]
+summary pm_cli
