@@ -281,6 +281,14 @@ static void test_attribution(const char *sess)
     if (!s)
         return;
     CHECK_EQ_INT(wl_session_has_pm_samples(s), 1);
+    /* windows longer than a limit (a late trigger): none beyond 1.5 intervals; all ten beyond half */
+    wl_pm_long_windows lw;
+    CHECK_EQ_INT(wl_session_pm_long_windows(s, 100, 0, WIN * 3 / 2, &lw), 0);
+    CHECK_EQ_INT(lw.count, 0);
+    CHECK_EQ_INT(wl_session_pm_long_windows(s, 100, 0, WIN / 2, &lw), 0);
+    CHECK_EQ_INT(lw.count, 10);
+    CHECK_EQ_INT(lw.longest_ns, WIN);
+    CHECK(lw.longest_start_ns >= T0 && lw.longest_start_ns < T0 + 10 * WIN);
     wl_pm_metric_row *m;
     int n = wl_session_pm_metrics(s, &m);
     CHECK_EQ_INT(n, NM);

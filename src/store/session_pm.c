@@ -302,6 +302,47 @@ int wl_session_pm_metric_stats(wl_session *s, uint32_t pid, uint32_t device, uin
     return rc;
 }
 
+int wl_session_pm_long_windows(wl_session *s, uint32_t pid, uint32_t device, uint64_t longer_than_ns,
+                               wl_pm_long_windows *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!has_tables(s))
+        return -1;
+    sqlite3_stmt *st;
+    /* one row per window and metric: the window's lowest metric index stands for it */
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT count(*), max(end_ns - start_ns) FROM pm_sample WHERE pid = ?1 AND device_id = ?2"
+                           " AND end_ns - start_ns > ?3 AND metric_index = (SELECT min(metric_index) FROM pm_sample"
+                           " WHERE pid = ?1 AND device_id = ?2)",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, pid);
+    sqlite3_bind_int64(st, 2, device);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)longer_than_ns);
+    int rc = -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        out->count = (uint64_t)sqlite3_column_int64(st, 0);
+        out->longest_ns = (uint64_t)sqlite3_column_int64(st, 1);
+        rc = 0;
+    }
+    sqlite3_finalize(st);
+    if (rc != 0 || !out->count)
+        return rc;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT start_ns FROM pm_sample WHERE pid = ? AND device_id = ? AND end_ns - start_ns = ?"
+                           " LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, pid);
+    sqlite3_bind_int64(st, 2, device);
+    sqlite3_bind_int64(st, 3, (sqlite3_int64)out->longest_ns);
+    rc = sqlite3_step(st) == SQLITE_ROW ? 0 : -1;
+    if (rc == 0)
+        out->longest_start_ns = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return rc;
+}
+
 uint64_t wl_session_pm_lost(wl_session *s)
 {
     return wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(count), 0) FROM lost WHERE source = 'pm_samples'");

@@ -65,6 +65,15 @@ typedef struct wl_pm_metric_stats {
 /* Statistics of one metric's per-window values (median: the lower middle value). 0 or -1. */
 int wl_session_pm_metric_stats(wl_session *s, uint32_t pid, uint32_t device, uint32_t index, wl_pm_metric_stats *out);
 
+typedef struct wl_pm_long_windows {
+    uint64_t count;                     /* windows of (pid, device) longer than the limit */
+    uint64_t longest_ns, longest_start_ns;
+} wl_pm_long_windows;
+/* Windows longer than longer_than_ns: where the GPU-time trigger fired late (seen on the H100 for the
+ * first window when the GPU idles as sampling starts). Their counters cover their whole span. 0 or -1. */
+int wl_session_pm_long_windows(wl_session *s, uint32_t pid, uint32_t device, uint64_t longer_than_ns,
+                               wl_pm_long_windows *out);
+
 /* PM samples the recorder lost (lost table, source pm_samples), per process and device summed. */
 uint64_t wl_session_pm_lost(wl_session *s);
 

@@ -5,7 +5,7 @@
 # 8 metrics each. Checks the analysis and the exports on what the hardware produced: the copy's DRAM
 # bytes attributed exactly (64 GiB each way, the analytical count), SM activity high inside it and
 # zero in the idle windows, the concurrent pair's windows shared as upper bounds, both exports
-# carrying one counter value per window.
+# carrying one counter value per window; a window made 600 ms long is named in the summary.
 set -u
 W=${WARPLENS_BIN:?}
 S=$(cd "$(dirname "$0")/../data" && pwd)/pm-sampling-h100.wlsession
@@ -37,4 +37,9 @@ n=$(python3 -c "import json,sys; d=json.load(open('t.json')); e=d['traceEvents']
 [ "$n" = 828 ] && ok || bad "json export: $n 'PM SM active' counter values, want 828"
 "$W" export "$S" -o t.perfetto-trace --quiet 2>p.err && [ -s t.perfetto-trace ] && grep -qa "PM DRAM read" t.perfetto-trace && ok \
     || bad "perfetto export: no PM DRAM read track ($(cat p.err))"
+# a window the trigger closed late (seen on the H100 for the first one while the GPU idled) is named
+cp "$S" late.wlsession && chmod u+w late.wlsession
+sqlite3 late.wlsession "UPDATE pm_sample SET start_ns = start_ns - 600000000 WHERE sample_index = (SELECT min(sample_index) FROM pm_sample)"
+"$W" samples late.wlsession --pm --limit 1 >late.txt 2>&1 && grep -q "note: 1 window longer than 1.5 intervals (the longest 600.100 ms" late.txt \
+    && ok || bad "late window note: $(grep -i note late.txt)"
 summary pm_real

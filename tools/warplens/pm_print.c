@@ -90,6 +90,15 @@ static int print_summary(wl_session *s, pctx *c)
                 if (*line)
                     line++;
             }
+            wl_pm_long_windows lw;
+            if (cfg[i].interval_ns &&
+                wl_session_pm_long_windows(s, cfg[i].pid, cfg[i].device_id, cfg[i].interval_ns * 3 / 2, &lw) == 0 &&
+                lw.count)
+                printf("  note: %" PRIu64 " window%s longer than 1.5 intervals (the longest %.3f ms, from %.3f ms): the"
+                       " trigger fired late there, e.g. while the GPU idled; counters cover the whole window, levels"
+                       " average over it\n",
+                       lw.count, lw.count == 1 ? "" : "s", (double)lw.longest_ns / 1e6,
+                       ms_since(lw.longest_start_ns, o->origin_ns));
         }
         printf("%-4s %-8s %-16s %-11s %8s %11s %11s %11s %11s  %s\n", "dev", "pid", "metric", "unit", "windows", "min",
                "median", "max", "total", "CUPTI name");
