@@ -4,8 +4,14 @@
 
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "capture_builder.h"
+#include "store/session.h"
 #include "store/session_writer.h"
+#include "test.h"
 
 /* The first column of the first row as an integer; -999 (and a message) when the SQL fails. */
 static inline long long test_sql_int(sqlite3 *db, const char *sql)
@@ -34,6 +40,47 @@ static inline int test_import_capture(const char *cap, const char *out, wl_impor
         return -1;
     }
     return wl_session_writer_finish(w, err, n);
+}
+
+/* Writes b to dir/name.wlcap (a CHECK) and imports it into a new session dir/name.wlsession (its path
+ * into out). 0, or -1 with err set. */
+static inline int test_capture_session(const capbuf *b, const char *dir, const char *name, char *out, size_t out_n,
+                                       char *err, size_t err_n)
+{
+    char cap[700];
+    snprintf(cap, sizeof cap, "%s/%s.wlcap", dir, name);
+    snprintf(out, out_n, "%s/%s.wlsession", dir, name);
+    int written = cb_write(b, cap) == 0;
+    CHECK(written);
+    if (!written) {
+        snprintf(err, err_n, "cannot write %s", cap);
+        return -1;
+    }
+    return test_import_capture(cap, out, NULL, err, err_n);
+}
+
+/* The import of b (as dir/name.wlcap) must fail with needle in its message and leave no session. */
+static inline void test_expect_import_error(const capbuf *b, const char *dir, const char *name, const char *needle)
+{
+    char out[700], err[512] = "";
+    CHECK(test_capture_session(b, dir, name, out, sizeof out, err, sizeof err) != 0);
+    if (!strstr(err, needle)) {
+        fprintf(stderr, "%s: error '%s' lacks '%s'\n", name, err, needle);
+        CHECK(0);
+    }
+    CHECK(access(out, F_OK) != 0);
+}
+
+/* Opens tests/data/name (or $WARPLENS_TEST_DATA/name), its path into path; NULL (said) when it cannot. */
+static inline wl_session *test_open_data_session(const char *name, char *path, size_t n)
+{
+    const char *data = getenv("WARPLENS_TEST_DATA");
+    char err[512];
+    snprintf(path, n, "%s/%s", data ? data : "tests/data", name);
+    wl_session *s = wl_session_open(path, err, sizeof err);
+    if (!s)
+        fprintf(stderr, "%s: %s\n", path, err);
+    return s;
 }
 
 #endif

@@ -10,6 +10,7 @@
 #include "capfile/capfile_reader.h"
 #include "capture_builder.h"
 #include "store/session_writer.h"
+#include "session_test_util.h"
 #include "test.h"
 
 #define T0 1700000000000000000ull
@@ -162,8 +163,7 @@ int main(void)
 
     /* a session from before the table: no samples, no error */
     char data[512];
-    snprintf(data, sizeof data, "%s/demo-h100.wlsession", getenv("WARPLENS_TEST_DATA") ? getenv("WARPLENS_TEST_DATA") : "tests/data");
-    s = wl_session_open(data, err, sizeof err);
+    s = test_open_data_session("demo-h100.wlsession", data, sizeof data);
     CHECK(s != NULL);
     if (s) {
         CHECK_EQ_INT(wl_session_has_device_samples(s), 0);

@@ -18,6 +18,7 @@
 #include "pb_reader.h"
 #include "store/session_synth.h"
 #include "test.h"
+#include "test_files.h"
 
 #define MAXT 256
 typedef struct track {
@@ -229,20 +230,6 @@ static long long count_rows(sqlite3 *db, const char *sql)
     return v;
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)len + 1);
-    *n = b ? fread(b, 1, (size_t)len, f) : 0;
-    fclose(f);
-    return b;
-}
-
 /* NVML samples as `warplens run --nvml-interval` would leave them: NSAMPLES on the first kernel's
  * device, spread over the kernels' span, one without a power reading. */
 #define NSAMPLES 20
@@ -262,16 +249,6 @@ static int add_device_samples(const char *path)
     int rc = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
     sqlite3_close(db);
     return rc;
-}
-
-static uint64_t count_str(const uint8_t *buf, size_t n, const char *needle)
-{
-    uint64_t k = 0;
-    size_t l = strlen(needle);
-    for (size_t i = 0; i + l <= n; i++)
-        if (!memcmp(buf + i, needle, l))
-            k++;
-    return k;
 }
 
 int main(void)

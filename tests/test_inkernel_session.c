@@ -12,6 +12,7 @@
 #include "export/session_export.h"
 #include "store/inkernel_store.h"
 #include "store/session_writer.h"
+#include "session_test_util.h"
 #include "test.h"
 
 #define REC(ts, bg, ev, type)                                                                      \
@@ -329,10 +330,8 @@ static void test_hostile_side_files(void)
 
 static void test_old_session_has_no_buffers(void)
 {
-    const char *data = getenv("WARPLENS_TEST_DATA");
-    char path[600], err[512];
-    snprintf(path, sizeof path, "%s/demo-h100.wlsession", data ? data : "tests/data");
-    wl_session *s = wl_session_open(path, err, sizeof err);
+    char path[600];
+    wl_session *s = test_open_data_session("demo-h100.wlsession", path, sizeof path);
     CHECK(s != NULL);
     if (!s)
         return;

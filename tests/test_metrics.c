@@ -191,12 +191,10 @@ static void test_roundtrip(void)
 {
     capbuf b;
     build(&b);
-    char cap[700], out[700], err[512];
-    snprintf(cap, sizeof cap, "%s/m.wlcap", g_dir);
-    snprintf(out, sizeof out, "%s/m.wlsession", g_dir);
-    CHECK(cb_write(&b, cap) == 0);
+    char out[700], err[512];
+    int rc = test_capture_session(&b, g_dir, "m", out, sizeof out, err, sizeof err);
     free(b.data);
-    if (test_import_capture(cap, out, NULL, err, sizeof err) != 0) {
+    if (rc != 0) {
         fprintf(stderr, "import: %s\n", err);
         CHECK(0);
         return;
@@ -268,26 +266,13 @@ static void test_roundtrip(void)
     }
 }
 
-static void expect_error(const char *name, capbuf *b, const char *needle)
-{
-    char cap[700], out[700], err[512] = "";
-    snprintf(cap, sizeof cap, "%s/%s.wlcap", g_dir, name);
-    snprintf(out, sizeof out, "%s/%s.wlsession", g_dir, name);
-    CHECK(cb_write(b, cap) == 0);
-    CHECK(test_import_capture(cap, out, NULL, err, sizeof err) != 0);
-    if (!strstr(err, needle)) {
-        fprintf(stderr, "%s: error '%s' lacks '%s'\n", name, err, needle);
-        CHECK(0);
-    }
-}
-
 static void test_hostile(void)
 {
     capbuf b;
     double v[9] = {0};
     cb_init(&b, 1, T0);
     add_range(&b, 0, 1, v); /* values before their definitions */
-    expect_error("nodef", &b, "before its metric_def");
+    test_expect_import_error(&b, g_dir, "nodef", "before its metric_def");
     free(b.data);
 
     cb_init(&b, 1, T0);
@@ -295,23 +280,21 @@ static void test_hostile(void)
     memset(&r, 0, sizeof r);
     r.count = 9;
     cb_record(&b, WLCAP_METRIC_RANGE, &r, sizeof r);
-    expect_error("count", &b, "offset 32");
+    test_expect_import_error(&b, g_dir, "count", "offset 32");
     free(b.data);
 
     cb_init(&b, 1, T0);
     wlcap_metric_def d = {300, cb_string(&b, "x__y.sum"), 0, 0, 0, 1, 0, 0};
     cb_record(&b, WLCAP_METRIC_DEF, &d, sizeof d);
-    expect_error("id", &b, "metric id 300");
+    test_expect_import_error(&b, g_dir, "id", "metric id 300");
     free(b.data);
 }
 
 /* Sessions recorded before metrics existed have no metric tables: no metrics, no error. */
 static void test_old_session(void)
 {
-    const char *data = getenv("WARPLENS_TEST_DATA");
-    char path[600], err[512];
-    snprintf(path, sizeof path, "%s/demo-h100.wlsession", data ? data : "tests/data");
-    wl_session *s = wl_session_open(path, err, sizeof err);
+    char path[600];
+    wl_session *s = test_open_data_session("demo-h100.wlsession", path, sizeof path);
     CHECK(s != NULL);
     if (!s)
         return;
@@ -326,10 +309,8 @@ static void test_old_session(void)
  * worker threads on two streams with a scope and NVTX range per batch, plus graph replays). */
 static void test_h100_session(void)
 {
-    const char *data = getenv("WARPLENS_TEST_DATA");
-    char path[600], err[512];
-    snprintf(path, sizeof path, "%s/metrics-h100.wlsession", data ? data : "tests/data");
-    wl_session *s = wl_session_open(path, err, sizeof err);
+    char path[600];
+    wl_session *s = test_open_data_session("metrics-h100.wlsession", path, sizeof path);
     CHECK(s != NULL);
     if (!s)
         return;

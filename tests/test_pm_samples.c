@@ -19,7 +19,9 @@
 #include "capture_builder.h"
 #include "export/session_export.h"
 #include "store/session_writer.h"
+#include "session_test_util.h"
 #include "test.h"
+#include "test_files.h"
 
 #define T0 1700000000000000000ull
 #define WIN 100000ull
@@ -167,16 +169,6 @@ static int build(const char *dir, const char *name, int with_pm, char *sess, siz
     return wl_session_writer_finish(w, err, sizeof err);
 }
 
-static long long q(sqlite3 *db, const char *sql)
-{
-    sqlite3_stmt *st;
-    long long v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
-}
-
 static void test_reader(void)
 {
     capbuf b;
@@ -215,22 +207,22 @@ static void test_tables(const char *sess)
 {
     sqlite3 *db;
     CHECK_EQ_INT(sqlite3_open_v2(sess, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM pm_metric WHERE pid = 100 AND device_id = 0"), NM);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM pm_metric WHERE metric_type = 'throughput' AND unit = 'percent'"), 1);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM pm_sample"), 10 * NM);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM pm_sample WHERE value IS NULL"), 1); /* the NaN */
-    CHECK_EQ_INT(q(db, "SELECT count(DISTINCT sample_index) FROM pm_sample"), 10);
-    CHECK_EQ_INT(q(db, "SELECT sum(value) FROM pm_sample WHERE metric_index = 8"), 85); /* 8.5 per window */
-    CHECK_EQ_INT(q(db, "SELECT interval_ns FROM pm_config WHERE pid = 100 AND device_id = 0"), WIN);
-    CHECK_EQ_INT(q(db, "SELECT status = 'on' FROM pm_config"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM pm_metric WHERE pid = 100 AND device_id = 0"), NM);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM pm_metric WHERE metric_type = 'throughput' AND unit = 'percent'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM pm_sample"), 10 * NM);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM pm_sample WHERE value IS NULL"), 1); /* the NaN */
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(DISTINCT sample_index) FROM pm_sample"), 10);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT sum(value) FROM pm_sample WHERE metric_index = 8"), 85); /* 8.5 per window */
+    CHECK_EQ_INT(test_sql_int(db, "SELECT interval_ns FROM pm_config WHERE pid = 100 AND device_id = 0"), WIN);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT status = 'on' FROM pm_config"), 1);
     /* every status line is kept, in order */
-    CHECK_EQ_INT(q(db, "SELECT length(detail) - length(replace(detail, char(10), '')) FROM pm_config"), 2);
-    CHECK_EQ_INT(q(db, "SELECT instr(detail, 'unknown metric') BETWEEN 1 AND instr(detail, '10 windows') FROM pm_config"),
+    CHECK_EQ_INT(test_sql_int(db, "SELECT length(detail) - length(replace(detail, char(10), '')) FROM pm_config"), 2);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT instr(detail, 'unknown metric') BETWEEN 1 AND instr(detail, '10 windows') FROM pm_config"),
                  1);
-    CHECK_EQ_INT(q(db, "SELECT count FROM lost WHERE source = 'pm_samples' AND detail LIKE 'GPU 0: PM samples missing%'"),
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count FROM lost WHERE source = 'pm_samples' AND detail LIKE 'GPU 0: PM samples missing%'"),
                  3);
     /* the table is its own time index: a range query on one device searches the key, no sort */
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM sqlite_master WHERE name = 'pm_sample' AND sql LIKE '%WITHOUT ROWID%'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM sqlite_master WHERE name = 'pm_sample' AND sql LIKE '%WITHOUT ROWID%'"), 1);
     sqlite3_close(db);
 }
 
@@ -379,31 +371,6 @@ static void test_attribution(const char *sess)
     free(g);
     free(m);
     wl_session_close(s);
-}
-
-static uint8_t *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    *n = 0;
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc((size_t)len + 1);
-    *n = b ? fread(b, 1, (size_t)len, f) : 0;
-    fclose(f);
-    return b;
-}
-
-static long count_str(const uint8_t *buf, size_t n, const char *needle)
-{
-    long k = 0;
-    size_t l = strlen(needle);
-    for (size_t i = 0; i + l <= n; i++)
-        if (!memcmp(buf + i, needle, l))
-            k++;
-    return k;
 }
 
 /* Exports to dir/<name>.{pftrace,json}; 0 or -1. */
@@ -628,7 +595,7 @@ static void test_hostile(const char *dir)
     snprintf(sess, sizeof sess, "%s/hostile.wlsession", dir);
     sqlite3 *db;
     CHECK_EQ_INT(sqlite3_open_v2(sess, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    CHECK_EQ_INT(q(db, "SELECT count(*) FROM pm_sample WHERE end_ns = start_ns"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM pm_sample WHERE end_ns = start_ns"), 1);
     sqlite3_close(db);
 }
 

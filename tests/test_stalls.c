@@ -210,12 +210,10 @@ static void test_roundtrip(void)
 {
     capbuf b;
     build(&b);
-    char cap[700], out[700], err[512];
-    snprintf(cap, sizeof cap, "%s/s.wlcap", g_dir);
-    snprintf(out, sizeof out, "%s/s.wlsession", g_dir);
-    CHECK(cb_write(&b, cap) == 0);
+    char out[700], err[512];
+    int rc = test_capture_session(&b, g_dir, "s", out, sizeof out, err, sizeof err);
     free(b.data);
-    if (test_import_capture(cap, out, NULL, err, sizeof err) != 0) {
+    if (rc != 0) {
         fprintf(stderr, "import: %s\n", err);
         CHECK(0);
         return;
@@ -320,32 +318,18 @@ static void test_roundtrip(void)
     CHECK(line_has(cmd, "--stalls is per kernel name", NULL));
 }
 
-static void expect_error(const char *name, capbuf *b, const char *needle)
-{
-    char cap[700], out[700], err[512] = "";
-    snprintf(cap, sizeof cap, "%s/%s.wlcap", g_dir, name);
-    snprintf(out, sizeof out, "%s/%s.wlsession", g_dir, name);
-    CHECK(cb_write(b, cap) == 0);
-    CHECK(test_import_capture(cap, out, NULL, err, sizeof err) != 0);
-    if (!strstr(err, needle)) {
-        fprintf(stderr, "%s: error '%s' lacks '%s'\n", name, err, needle);
-        CHECK(0);
-    }
-    CHECK(access(out, F_OK) != 0);
-}
-
 static void test_hostile(void)
 {
     capbuf b;
     cb_init(&b, 1, T0);
     add_stall(&b, 5, 0, 3, 10); /* samples before their reason */
-    expect_error("noreason", &b, "offset 32 uses stall reason 3 of device 0 before its stall_reason");
+    test_expect_import_error(&b, g_dir, "noreason", "offset 32 uses stall reason 3 of device 0 before its stall_reason");
     free(b.data);
 
     cb_init(&b, 1, T0);
     add_reason(&b, 0, 3, P "wait");
     add_stall(&b, 5, 1, 3, 10); /* another device's numbering */
-    expect_error("otherdevice", &b, "stall reason 3 of device 1");
+    test_expect_import_error(&b, g_dir, "otherdevice", "stall reason 3 of device 1");
     free(b.data);
 
     cb_init(&b, 1, T0);
@@ -354,13 +338,13 @@ static void test_hostile(void)
     cb_record(&b, WLCAP_STALL_REASON, &r, sizeof r);
     char want[96];
     snprintf(want, sizeof want, "offset %zu: reason index 5000", at);
-    expect_error("index", &b, want);
+    test_expect_import_error(&b, g_dir, "index", want);
     free(b.data);
 
     cb_init(&b, 1, T0);
     wlcap_stall_reason noname = {0, 1, 77, 14};
     cb_record(&b, WLCAP_STALL_REASON, &noname, sizeof noname);
-    expect_error("noname", &b, "offset 32 has no name");
+    test_expect_import_error(&b, g_dir, "noname", "offset 32 has no name");
     free(b.data);
 
     cb_init(&b, 1, T0);
@@ -368,24 +352,21 @@ static void test_hostile(void)
     at = b.len;
     add_stall(&b, 5, 0, 1, 1ull << 60);
     snprintf(want, sizeof want, "offset %zu: %llu samples", at, 1ull << 60);
-    expect_error("samples", &b, want);
+    test_expect_import_error(&b, g_dir, "samples", want);
     free(b.data);
 
     cb_init(&b, 1, T0);
     wlcap_kernel_stall k = {1, 0, 0, 0, 1};
     cb_record(&b, WLCAP_KERNEL_STALL, &k, 12); /* shorter than its struct */
-    expect_error("short", &b, "kernel_stall record at offset 32 is 12 bytes, expected at least 24");
+    test_expect_import_error(&b, g_dir, "short", "kernel_stall record at offset 32 is 12 bytes, expected at least 24");
     free(b.data);
 
     /* a record type reserved for another family (18) is skipped, not an error */
     cb_init(&b, 1, T0);
     uint8_t junk[40] = {0};
     cb_record(&b, 18, junk, sizeof junk);
-    char cap[700], out[700], err[512];
-    snprintf(cap, sizeof cap, "%s/reserved.wlcap", g_dir);
-    snprintf(out, sizeof out, "%s/reserved.wlsession", g_dir);
-    CHECK(cb_write(&b, cap) == 0);
-    CHECK(test_import_capture(cap, out, NULL, err, sizeof err) == 0);
+    char out[700], err[512];
+    CHECK(test_capture_session(&b, g_dir, "reserved", out, sizeof out, err, sizeof err) == 0);
     free(b.data);
 }
 
@@ -430,10 +411,8 @@ static void test_mutations(void)
  * GEMMs, PyTorch elementwise and reduce kernels, graph replays whose samples stay unlinked). */
 static void test_h100_session(void)
 {
-    const char *data = getenv("WARPLENS_TEST_DATA");
-    char path[600], err[512];
-    snprintf(path, sizeof path, "%s/stalls-torch-h100.wlsession", data ? data : "tests/data");
-    wl_session *s = wl_session_open(path, err, sizeof err);
+    char path[600];
+    wl_session *s = test_open_data_session("stalls-torch-h100.wlsession", path, sizeof path);
     CHECK(s != NULL);
     if (!s)
         return;
@@ -466,10 +445,8 @@ static void test_h100_session(void)
 /* Sessions recorded before stall sampling have no stall tables: no data, no error. */
 static void test_old_session(void)
 {
-    const char *data = getenv("WARPLENS_TEST_DATA");
-    char path[600], err[512];
-    snprintf(path, sizeof path, "%s/demo-h100.wlsession", data ? data : "tests/data");
-    wl_session *s = wl_session_open(path, err, sizeof err);
+    char path[600];
+    wl_session *s = test_open_data_session("demo-h100.wlsession", path, sizeof path);
     CHECK(s != NULL);
     if (!s)
         return;

@@ -5,13 +5,8 @@
 set -u
 BIN=${WARPLENS_BIN:?WARPLENS_BIN not set}
 SRC=${WARPLENS_SOURCE_DIR:?WARPLENS_SOURCE_DIR not set}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
+. "$(dirname "$0")/checks.sh"
+TMP=$tmp
 
 # words FILE HEX... : writes little-endian 64-bit words
 words() { local f=$1; shift; perl -e 'print pack("Q<*", map { hex } @ARGV)' "$@" >"$f"; }
@@ -162,5 +157,4 @@ expect_error "unknown option" "$TMP/v1.bin" --bogus
 expect_error "cannot create" "$TMP/v1.bin" --format json -o "$TMP/no/such/dir/x.json"
 check '"$BIN" decode --help | grep -q "usage: warplens decode"' "help"
 
-echo "decode_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary decode_cli

@@ -17,13 +17,8 @@ SRC=${WARPLENS_SOURCE_DIR:?WARPLENS_SOURCE_DIR not set}
 DATA=${WARPLENS_TEST_DATA:-$SRC/tests/data}
 BUILD=${WARPLENS_BUILD_DIR:-$(dirname "$(dirname "$BIN")")}
 GOLDEN=$SRC/tests/cli/golden
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
+. "$(dirname "$0")/checks.sh"
+TMP=$tmp
 
 for tool in protoc jq; do
     if ! command -v $tool >/dev/null; then
@@ -174,5 +169,4 @@ out=$("$BIN" export "$TMP/bad.wlsession" -o "$TMP/b.json" 2>&1)
 check '[ $? -eq 1 ] && [ ! -e "$TMP/b.json" ]' "not a session: $out"
 check '[ -z "$(ls "$TMP" | grep "\.tmp\.")" ]' "no temporary files left: $(ls "$TMP")"
 
-echo "test_export_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary test_export_cli

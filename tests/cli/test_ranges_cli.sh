@@ -14,13 +14,8 @@ BIN=${WARPLENS_BIN:?WARPLENS_BIN not set}
 SRC=${WARPLENS_SOURCE_DIR:?WARPLENS_SOURCE_DIR not set}
 DATA=${WARPLENS_TEST_DATA:-$SRC/tests/data}
 BUILD=${WARPLENS_BUILD_DIR:-$(dirname "$(dirname "$BIN")")}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
+. "$(dirname "$0")/checks.sh"
+TMP=$tmp
 
 if ! command -v jq >/dev/null; then
     echo "SKIP: jq is not installed (apt-get install jq)"
@@ -149,5 +144,4 @@ check '[ $? -eq 2 ]' "ranges --csv --json: exit 2"
 check '[ $? -eq 1 ]' "ranges on a missing session: exit 1"
 check '"$BIN" ranges --help | grep -q "^usage: warplens ranges"' "ranges --help"
 
-echo "test_ranges_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary test_ranges_cli

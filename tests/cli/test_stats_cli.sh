@@ -8,13 +8,8 @@ BIN=${WARPLENS_BIN:?WARPLENS_BIN not set}
 SRC=${WARPLENS_SOURCE_DIR:?WARPLENS_SOURCE_DIR not set}
 DATA=${WARPLENS_TEST_DATA:-$SRC/tests/data}
 BUILD=${WARPLENS_BUILD_DIR:-$(dirname "$(dirname "$BIN")")}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() { if eval "$1"; then ok; else bad "$2"; fi; }
+. "$(dirname "$0")/checks.sh"
+TMP=$tmp
 
 sessions=("$DATA"/*.wlsession)
 if [ -x "$BUILD/bin/test_synth_session" ]; then
@@ -82,5 +77,4 @@ check '[ $? -eq 2 ]' "bad --top: $out"
 out=$("$BIN" stats "${sessions[0]}" --frobnicate 2>&1)
 check '[ $? -eq 2 ]' "unknown option: $out"
 
-echo "test_stats_cli: $pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+summary test_stats_cli
