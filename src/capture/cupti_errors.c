@@ -9,7 +9,15 @@ const char *wl_cupti_result_text(CUptiResult st)
     return msg;
 }
 
-wl_cupti_failure wl_cupti_failure_of(CUptiResult st)
+typedef enum failure {
+    WL_CUPTI_FAIL_OTHER = 0,   /* see CUPTI's message */
+    WL_CUPTI_FAIL_PERMISSION,  /* counters restricted to admin users */
+    WL_CUPTI_FAIL_BUSY,        /* another tool holds the profiling hardware */
+    WL_CUPTI_FAIL_UNSUPPORTED, /* GPU or configuration (vGPU, MIG, confidential computing, WSL, ...) */
+    WL_CUPTI_FAIL_MEMORY,
+} failure;
+
+static failure failure_of(CUptiResult st)
 {
     switch (st) {
     case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
@@ -28,10 +36,21 @@ wl_cupti_failure wl_cupti_failure_of(CUptiResult st)
     }
 }
 
-const char *wl_cupti_permission_remedy(void)
+const char *wl_cupti_remedy(CUptiResult st, const char *unsupported, const char *out_of_memory)
 {
-    return "no permission to read GPU performance counters: run as root, or set the nvidia driver option"
-           " NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+    switch (failure_of(st)) {
+    case WL_CUPTI_FAIL_PERMISSION:
+        return "no permission to read GPU performance counters: run as root, or set the nvidia driver option"
+               " NVreg_RestrictProfilingToAdminUsers=0 (https://developer.nvidia.com/ERR_NVGPUCTRPERM)";
+    case WL_CUPTI_FAIL_BUSY: return wl_cupti_busy_remedy();
+    case WL_CUPTI_FAIL_UNSUPPORTED: return unsupported;
+    case WL_CUPTI_FAIL_MEMORY:
+        if (out_of_memory)
+            return out_of_memory;
+        break;
+    default: break;
+    }
+    return "see the CUPTI message";
 }
 
 const char *wl_cupti_busy_remedy(void)

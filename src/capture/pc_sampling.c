@@ -88,17 +88,11 @@ static atomic_flag g_overflow_once = ATOMIC_FLAG_INIT, g_unknown_once = ATOMIC_F
  * m->lock (then g_setup is taken here: the lock order is m->lock before g_setup). */
 static void explain_locked(pctx *m, const char *what, CUptiResult st)
 {
-    const char *remedy;
-    switch (wl_cupti_failure_of(st)) {
-    case WL_CUPTI_FAIL_PERMISSION: remedy = wl_cupti_permission_remedy(); break;
-    case WL_CUPTI_FAIL_BUSY: remedy = wl_cupti_busy_remedy(); break;
-    case WL_CUPTI_FAIL_UNSUPPORTED:
-        remedy = "this GPU or its configuration (vGPU, MIG, confidential computing) does not support PC"
-                 " sampling: use a supported GPU (compute capability 7.0 or newer, bare metal)";
-        break;
-    case WL_CUPTI_FAIL_MEMORY: remedy = "the process is short of host memory"; break;
-    default: remedy = "see the CUPTI message"; break;
-    }
+    const char *remedy = wl_cupti_remedy(st,
+                                         "this GPU or its configuration (vGPU, MIG, confidential computing) does not"
+                                         " support PC sampling: use a supported GPU (compute capability 7.0 or newer,"
+                                         " bare metal)",
+                                         "the process is short of host memory");
     wl_log("warp stall sampling is off on GPU %u: %s: %s; %s. Tracing continues without stall samples.",
            m->device_id, what, wl_cupti_result_text(st), remedy);
     snprintf(m->status, sizeof m->status, "%s failed (%s)", what, wl_cupti_result_text(st));

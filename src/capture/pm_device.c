@@ -9,8 +9,9 @@
  *
  * Decode: DecodeData moves records from the hardware buffer into the counter-data image; every
  * completed sample is read (start/end timestamps) and evaluated to metric values, handed to the
- * writer, and the image is re-initialised; a full image is decoded again at once. A gap between a
- * sample's start and the previous sample's end is counted as that many missing samples.
+ * writer, and the image is reset (a copy of its first initialisation); a full image is decoded
+ * again at once. A gap between a sample's start and the previous sample's end is counted as that
+ * many missing samples.
  *
  * Timestamps: CUPTI converts PM sample times with the same GPU-to-CPU conversion as activity
  * records (NVIDIA, quoted in pytorch/kineto#1526), so they are on the session clock (CLOCK_REALTIME
@@ -44,21 +45,15 @@
 #define CLOCK_PAST_NS 60000000000ll    /* nor one that ended a minute before the decode */
 #define MAX_HOLES_TOLD 3               /* holes described one by one in status lines */
 
-
 static const char *remedy(CUptiResult st)
 {
     if (st == CUPTI_ERROR_INVALID_OPERATION) /* what PM sampling says when another process samples */
         return wl_cupti_busy_remedy();
-    switch (wl_cupti_failure_of(st)) {
-    case WL_CUPTI_FAIL_PERMISSION: return wl_cupti_permission_remedy();
-    case WL_CUPTI_FAIL_BUSY: return wl_cupti_busy_remedy();
-    case WL_CUPTI_FAIL_UNSUPPORTED:
-        return "PM sampling with a GPU-time trigger needs an Ampere GA10x, Ada, Hopper or newer GPU, bare metal or"
-               " a vGPU with profiling enabled, no MIG";
-    case WL_CUPTI_FAIL_MEMORY:
-        return "not enough memory for the hardware buffer: make it smaller with WARPLENS_PM_HW_BUFFER (e.g. 32M)";
-    default: return "see the CUPTI message";
-    }
+    return wl_cupti_remedy(st,
+                           "PM sampling with a GPU-time trigger needs an Ampere GA10x, Ada, Hopper or newer GPU, bare"
+                           " metal or a vGPU with profiling enabled, no MIG",
+                           "not enough memory for the hardware buffer: make it smaller with WARPLENS_PM_HW_BUFFER"
+                           " (e.g. 32M)");
 }
 
 /* Sampling is off on this device: one line with the step, CUPTI's message and the remedy. */
@@ -86,7 +81,6 @@ static CUptiResult stop_object(void *obj)
     return cuptiPmSamplingStop(&p);
 }
 
-/* Passes a set of metrics needs, on a host object of its own (adding metrics cannot be undone). */
 static CUptiResult host_new(const pm_device *d, void **host)
 {
     return wl_profiler_host_new(CUPTI_PROFILER_TYPE_PM_SAMPLING, d->chip, d->availability, host);
@@ -99,6 +93,7 @@ static CUptiResult build_config(void *host, const char **names, int n, uint8_t *
     return wl_profiler_config(host, names, (size_t)n, image, size);
 }
 
+/* Passes a set of metrics needs, on a host object of its own (adding metrics cannot be undone). */
 static CUptiResult trial_passes(const pm_device *d, const char **names, int n, size_t *passes)
 {
     void *host;
@@ -118,8 +113,8 @@ static CUptiResult trial_passes(const pm_device *d, const char **names, int n, s
  * disabling and then freeing the host object aborted the program at exit with a double free inside
  * CUPTI (bench/results/gpu-pm-sampling-h100.log), and other tools leave it out for the same reason.
  * A started object is stopped instead and the driver releases it with the process; so the config
- * image, which CUPTI keeps a pointer to, stays allocated too (once per device and process). A device
- * released here is not enabled again in this process (pm_device_setup refuses). At the process's
+ * image, which CUPTI keeps a pointer to, stays allocated too (once per device and process). Every
+ * caller has set the device PM_FAILED first (or is the exit), so it is not set up again. At the process's
  * exit (`exiting`) CUPTI's host object is left to the process's end as well: nothing is gained by
  * freeing it then, and CUPTI's own libraries may already be running their exit handlers. */
 static void release(pm_device *d, int exiting)
@@ -138,7 +133,6 @@ static void release(pm_device *d, int exiting)
         free(d->config);
         d->config = NULL;
     }
-    d->released = d->obj != NULL;
 }
 
 /* Keeps the metrics the chip knows (reporting the others) and their units and types. */
@@ -292,15 +286,13 @@ static CUptiResult stop(pm_device *d)
         CUptiResult st_ = (call);                                                                              \
         if (st_ != CUPTI_SUCCESS) {                                                                            \
             off(d, what, st_);                                                                                 \
-            release(d, 0);                                                                                       \
+            release(d, 0);                                                                                     \
             return -1;                                                                                         \
         }                                                                                                      \
     } while (0)
 
 int pm_device_setup(pm_device *d, const pm_settings *s)
 {
-    if (d->released) /* its sampling object is still enabled (see release) */
-        return -1;
     uint64_t t0 = wl_monotonic_ns(), cpu0 = thread_cpu_ns();
     char step[128];
     CUptiResult st0 = wl_profiler_device_begin(d->id, CUPTI_PROFILER_PM_SAMPLING, d->chip, sizeof d->chip, step,

@@ -244,7 +244,7 @@ static void *sampler_main(void *arg)
                 pm_device_pause(d, &g_set);
             } else if ((live & bit) && !stop) {
                 if (d->state == PM_PAUSED)
-                    pm_device_resume(d); /* on failure the device is idle again: set up afresh */
+                    pm_device_resume(d); /* on failure sampling stays off on the device */
                 if (d->state == PM_IDLE)
                     pm_device_setup(d, &g_set);
             }

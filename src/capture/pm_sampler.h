@@ -46,7 +46,6 @@ typedef struct pm_device {
     int64_t max_lag_ns;          /* CLOCK_REALTIME at decode minus the newest sample's end */
     int clock_warned, overflow_warned;
     int started;                 /* cuptiPmSamplingStart succeeded, no Stop since */
-    int released;                /* torn down with the sampling object still enabled: never set up again */
     unsigned holes_told;
     uint64_t first_start;        /* start of the first window (hole positions are told from it) */
     uint64_t ns_decode, ns_times, ns_eval, ns_reset, decode_calls; /* where the sampler's time goes */
@@ -60,7 +59,7 @@ int pm_device_setup(pm_device *d, const pm_settings *s);
 int pm_device_decode(pm_device *d, const pm_settings *s);
 /* Stops sampling and decodes what is left (the device's last context is being destroyed). */
 void pm_device_pause(pm_device *d, const pm_settings *s);
-/* Starts again after a pause (a new context); -1 when it could not (then set up afresh). */
+/* Starts again after a pause (a new context); -1 when it could not (sampling then stays off there). */
 int pm_device_resume(pm_device *d);
 /* Stop, last decode, disable, free; the final status line with the counts. */
 void pm_device_finish(pm_device *d, const pm_settings *s);

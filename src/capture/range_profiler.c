@@ -85,16 +85,11 @@ static atomic_flag g_unattributed_once = ATOMIC_FLAG_INIT;
 /* One line that says why and what to do; `what` is the step that failed. */
 static void explain(mctx *m, const char *what, CUptiResult st)
 {
-    const char *remedy;
-    switch (wl_cupti_failure_of(st)) {
-    case WL_CUPTI_FAIL_PERMISSION: remedy = wl_cupti_permission_remedy(); break;
-    case WL_CUPTI_FAIL_BUSY: remedy = wl_cupti_busy_remedy(); break;
-    case WL_CUPTI_FAIL_UNSUPPORTED:
-        remedy = "this GPU or its configuration (vGPU, MIG, MPS, confidential computing) does not support the"
-                 " range profiler: use a supported GPU (compute capability 7.5 or newer, bare metal)";
-        break;
-    default: remedy = "see the CUPTI message"; break;
-    }
+    const char *remedy = wl_cupti_remedy(st,
+                                         "this GPU or its configuration (vGPU, MIG, MPS, confidential computing) does"
+                                         " not support the range profiler: use a supported GPU (compute capability"
+                                         " 7.5 or newer, bare metal)",
+                                         NULL);
     snprintf(m->status, sizeof m->status, "%s failed (%s)", what, wl_cupti_result_text(st));
     wl_log("hardware metrics are off on GPU %u: %s: %s; %s. Tracing continues without metrics.", m->device_id, what,
            wl_cupti_result_text(st), remedy);
