@@ -53,7 +53,7 @@ static inline int test_capture_session(const capbuf *b, const char *dir, const c
     int written = cb_write(b, cap) == 0;
     CHECK(written);
     if (!written) {
-        snprintf(err, err_n, "cannot write %s", cap);
+        snprintf(err, err_n, "cannot write %.300s", cap);
         return -1;
     }
     return test_import_capture(cap, out, NULL, err, err_n);
