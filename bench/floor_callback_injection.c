@@ -5,7 +5,9 @@
  * WL_FLOOR_CB=setup: instead, exactly the CUPTI configuration of `warplens run --record kernels`
  * (context resource callbacks, the cuProfilerStop callback, latency timestamps, system thread ids,
  * zeroed buffers) with empty callbacks: the difference to that mode is what the recorder's own work
- * costs, the difference to the floor what that configuration costs inside CUPTI. */
+ * costs, the difference to the floor what that configuration costs inside CUPTI.
+ * WL_FLOOR_RANGE=1 (not with setup): kernels and the empty callbacks only between cudaProfilerStart
+ * and cudaProfilerStop, for bench/overhead.py --inproc. */
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +37,28 @@ static void CUPTIAPI complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size
     free(buf);
 }
 
+static uint32_t g_ids[512];
+static unsigned g_nids;
+static int g_range; /* WL_FLOOR_RANGE=1: kernels and the callbacks only between cudaProfilerStart/Stop */
+
+static void set_recording(int on)
+{
+    (on ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    for (unsigned i = 0; i < g_nids; i++)
+        cuptiEnableCallback(on, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i]);
+}
+
+/* Empty for the recorded calls; with WL_FLOOR_RANGE=1 the profiler-API calls switch recording. */
 static void CUPTIAPI empty(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
-    (void)u, (void)d, (void)id, (void)data;
+    (void)u;
+    if (!g_range || d != CUPTI_CB_DOMAIN_DRIVER_API)
+        return;
+    const CUpti_CallbackData *cd = data;
+    if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && cd->callbackSite == CUPTI_API_EXIT)
+        set_recording(1);
+    else if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && cd->callbackSite == CUPTI_API_ENTER)
+        set_recording(0);
 }
 
 static void at_exit(void)
@@ -51,9 +72,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     static const char *const prefixes[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize",
                                            "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
                                            "cuMemAlloc", "cuMemFree", NULL};
+    const char *range = getenv("WL_FLOOR_RANGE");
+    g_range = range && *range == '1';
     if (cuptiSubscribe(&g_sub, empty, NULL) != CUPTI_SUCCESS ||
         cuptiActivityRegisterCallbacks(request, complete) != CUPTI_SUCCESS ||
-        cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS) {
+        (!g_range && cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)) {
         fprintf(stderr, "floor+callbacks: CUPTI set-up failed\n");
         return 1;
     }
@@ -79,8 +102,17 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
         if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
             continue;
         for (int i = 0; prefixes[i]; i++)
-            if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
-                cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, cbid);
+            if (!strncmp(name, prefixes[i], strlen(prefixes[i])) && g_nids < sizeof g_ids / sizeof g_ids[0]) {
+                g_ids[g_nids++] = cbid;
+                break;
+            }
+    }
+    if (g_range) {
+        cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+        cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+    } else {
+        for (unsigned i = 0; i < g_nids; i++)
+            cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i]);
     }
     atexit(at_exit);
     return 1;

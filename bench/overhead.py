@@ -16,7 +16,18 @@ is likewise the host time to issue one step's ops with the GPU idle when the ste
 and GPU-bound in others (the GPU's clocks differ per process), which hides a profiler's host cost
 in the slow ones; the end-to-end numbers are shown too.
 
-usage: python3 bench/overhead.py BUILD_DIR OUT_DIR [--reps 15] [--kernels 50000] [--steps 2000] [--no-pin] [--aslr]"""
+In-process method (--inproc): what each profiler adds is measured inside one process, recording
+switched off and on in alternating rounds (bench_launch.cu and torch_launch_loop.py --toggle):
+warplens with --capture-range profiler-api and the floor with WL_FLOOR_RANGE=1 record only after
+cudaProfilerStart, torch.profiler only inside its context. Per process: the median of the rounds'
+paired on - off; per mode: the median of that over the processes. The differences between
+processes (layout, thread placement, GPU clocks) that move whole runs by more than the costs
+measured cancel in the pairs; unprofiled is run the same way as the method's null check. What it
+leaves out: anything a profiler costs while loaded but off (for warplens and the floor: CUPTI
+loaded with a handful of callbacks), which the between-process tables measure.
+
+usage: python3 bench/overhead.py BUILD_DIR OUT_DIR [--reps 15] [--kernels 50000] [--steps 2000] [--no-pin] [--aslr]
+                                 [--inproc [--rounds 20]]"""
 import argparse
 import datetime
 import os
@@ -47,6 +58,22 @@ def run(cmd, env=None):
             out["host"] = float(line.split()[1])
     if "e2e" not in out:
         raise RuntimeError(f"no US_PER_KERNEL line from {' '.join(cmd)}: {p.stdout[-500:]}")
+    return out
+
+
+def run_toggle(cmd, env=None):
+    """An in-process off/on run: {"off", "on", "added"} in us per launch, and the recorder's stderr."""
+    p = subprocess.run(PIN + NO_ASLR + cmd, capture_output=True, text=True, env=env, timeout=300)
+    if p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
+    out = {}
+    for line in p.stdout.splitlines():
+        for key, name in (("US_HOST_OFF ", "off"), ("US_HOST_ON ", "on"), ("US_HOST_ADDED ", "added"),
+                          ("US_HOST_PRE ", "pre")):
+            if line.startswith(key):
+                out[name] = float(line.split()[1])
+    if len(out) != 4:
+        raise RuntimeError(f"no US_HOST_PRE/OFF/ON/ADDED lines from {' '.join(cmd)}: {p.stdout[-500:]}")
     return out
 
 
@@ -98,6 +125,9 @@ def main():
                     " warplens run (names as in the tables)")
     ap.add_argument("--breakdown", action="store_true",
                     help="also run warplens with parts of the recording switched off")
+    ap.add_argument("--inproc", action="store_true",
+                    help="the in-process method instead (recording toggled within each process; see above)")
+    ap.add_argument("--rounds", type=int, default=20, help="--inproc: off/on rounds per PyTorch process")
     a = ap.parse_args()
     PIN[2] = a.cpus
     if a.aslr:
@@ -119,6 +149,9 @@ def main():
     floor_lat_env = dict(floor_env, WL_FLOOR_LATENCY="1")
     sess = "/tmp/wl_overhead.wlsession"
     wl = [warplens, "run", "-q", "-o", sess, "--"]
+    if a.inproc:
+        return inproc(a, warplens, launch, torch_loop, base_env, dict(floor_env, WL_FLOOR_RANGE="1"),
+                      dict(floor_cb_env, WL_FLOOR_RANGE="1"), sess)
 
     suites = {
         "C launch loop": {
@@ -233,6 +266,104 @@ def main():
     text = "\n".join(lines) + "\n"
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "overhead.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_range_env, sess):
+    wl = [warplens, "run", "-q", "--capture-range", "profiler-api", "-o", sess, "--"]
+    c_cmd = [launch, str(max(a.kernels, 200000)), "toggle"]
+    t_cmd = torch_loop[:]
+    t_cmd[t_cmd.index("--steps") + 1] = "100"  # steps per half-round
+    t_cmd += ["--toggle", str(a.rounds)]
+    def wl_record(what, cmd):
+        return lambda: run_toggle(wl[:-1] + ["--record", what, "--"] + cmd, base_env)
+    suites = {
+        "C launch loop": {
+            "unprofiled (null check)": lambda: run_toggle(c_cmd, base_env),
+            "floor (CUPTI kernels only)": lambda: run_toggle(c_cmd, floor_range_env),
+            "warplens run": lambda: run_toggle(wl + c_cmd, base_env),
+            **({"warplens run --record kernels": wl_record("kernels", c_cmd),
+                "warplens run --record api": wl_record("api", c_cmd),
+                "floor + empty CUPTI API callbacks": lambda: run_toggle(c_cmd, floor_cb_range_env)}
+               if a.breakdown else {}),
+        },
+        "PyTorch loop": {
+            "unprofiled (null check)": lambda: run_toggle(t_cmd, base_env),
+            "floor (CUPTI kernels only)": lambda: run_toggle(t_cmd, floor_range_env),
+            "warplens run": lambda: run_toggle(wl + t_cmd, base_env),
+            "torch.profiler (CUDA)": lambda: run_toggle(t_cmd + ["--torch-profiler", "cuda"], base_env),
+            **({"warplens run --record kernels": wl_record("kernels", t_cmd),
+                "warplens run --record api": wl_record("api", t_cmd),
+                "floor + empty CUPTI API callbacks": lambda: run_toggle(t_cmd, floor_cb_range_env)}
+               if a.breakdown else {}),
+        },
+    }
+    wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
+    suites = {k: v for k, v in suites.items() if any(wanted.get(w) == k for w in a.suites.split(","))}
+    try:
+        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True).stdout.strip()
+    except OSError:
+        gpu = "unknown"
+    lines = [f"# warplens overhead benchmark, in-process method — "
+             f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "",
+             f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --inproc --reps {a.reps} "
+             f"--rounds {a.rounds} --suites {a.suites} --cpus {a.cpus}{' --breakdown' if a.breakdown else ''}"
+             f"{' --no-pin' if a.no_pin else ''}"
+             f"{' --aslr' if a.aslr else ''}`. Every process switches recording off and on in alternating "
+             "rounds (cudaProfilerStop/Start: warplens --capture-range profiler-api, the floor with "
+             "WL_FLOOR_RANGE=1; torch.profiler: its context); a process's added cost is the median of its "
+             "rounds' paired on - off host time per launch; a mode's is the median over its processes "
+             f"({a.reps}, modes interleaved, order rotated every round; OMP_NUM_THREADS="
+             f"{base_env['OMP_NUM_THREADS']}). The C loop launches empty kernels (256 per timed segment, 10 "
+             "segments per half-round); the PyTorch loop times single steps of 24 ops with the GPU idle at "
+             f"their start (100 per half-round, {a.rounds} rounds).", ""]
+    ok = True
+    for suite, modes in suites.items():
+        samples = {m: [] for m in modes}
+        kernels = []
+        order = list(modes)
+        for rep in range(a.reps):
+            for m in order[rep % len(order):] + order[:rep % len(order)]:
+                samples[m].append(modes[m]())
+                if m == "warplens run":
+                    kernels.append(session_kernels(sess))
+        lines += [f"## {suite}: host time per launch, added within the process", "",
+                  "| mode | added (median over processes) | added quartiles | before the first start (median) |"
+                  " off (median) | on (median) | off - before the first start (median) | added per process (in order) |",
+                  "|---|---|---|---|---|---|---|---|"]
+        added = {}
+        for m in modes:
+            d = [r["added"] for r in samples[m]]
+            added[m] = statistics.median(d)
+            q1, q3 = quartiles(d)
+            lines.append(f"| {m} | {added[m]:+.3f} | {q1:+.3f} .. {q3:+.3f} | "
+                         f"{statistics.median(r['pre'] for r in samples[m]):.3f} | "
+                         f"{statistics.median(r['off'] for r in samples[m]):.3f} | "
+                         f"{statistics.median(r['on'] for r in samples[m]):.3f} | "
+                         f"{statistics.median(r['off'] - r['pre'] for r in samples[m]):+.3f} | "
+                         + ", ".join(f"{x:+.3f}" for x in d) + " |")
+        lines.append("")
+        fl, wlc = added["floor (CUPTI kernels only)"], added["warplens run"]
+        r_floor = wlc / fl if fl > 0 else float("inf")
+        lines.append(f"warplens added cost / floor added cost = {wlc:+.3f} / {fl:+.3f} = {r_floor:.2f} (target <= 1.25)")
+        ok &= r_floor <= 1.25
+        if "torch.profiler (CUDA)" in added:
+            tp = added["torch.profiler (CUDA)"]
+            r_tp = wlc / tp if tp > 0 else float("inf")
+            lines.append(f"warplens added cost / torch.profiler added cost = {wlc:+.3f} / {tp:+.3f} = {r_tp:.2f} "
+                         "(target <= 0.5)")
+            ok &= r_tp <= 0.5
+        lines.append(f"null check: unprofiled 'added' = {added['unprofiled (null check)']:+.3f} us per launch "
+                     "(cudaProfilerStart/Stop with no profiler; the method's noise)")
+        lines.append("kernels recorded by warplens per run (kernels, lost): " +
+                     ", ".join(f"{n}/{l}" for n, l in kernels))
+        lines.append("")
+    lines.append(f"targets met: {'yes' if ok else 'NO'}")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "overhead-inproc.md"), "w") as f:
         f.write(text)
     print(text)
 

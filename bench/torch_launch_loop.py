@@ -10,6 +10,15 @@ interference moves one segment, not the result:
   US_PER_KERNEL       end to end: segments of 100 steps, each ending with a synchronisation.
 With --torch-profiler MODE the loop runs inside torch.profiler (MODE = cuda or cpu+cuda).
 
+With --toggle ROUNDS it measures instead what recording adds *within* this one process: ROUNDS
+rounds of US_HOST_PER_LAUNCH-style steps with recording off and on, in alternating order. "On" is
+after torch.cuda.profiler.start() (cudaProfilerStart: warplens --capture-range profiler-api and the
+floor with WL_FLOOR_RANGE=1 record from there) or, with --torch-profiler, inside a torch.profiler
+context entered for that half-round; "off" after torch.cuda.profiler.stop() / outside the context.
+Prints US_HOST_OFF, US_HOST_ON (medians of the rounds) and US_HOST_ADDED (median of the rounds'
+paired on - off), free of the differences between processes that move whole runs; US_HOST_PRE:
+before the first start (the profiler loaded, never switched on).
+
 With --pin, before every segment (outside the timing) the main thread is pinned alone to the first
 CPU it may use and every other thread of the process (CUDA's, the profiler's) to the others, away
 from the main CPU's hyperthread sibling where there are enough CPUs: which core a profiler's
@@ -91,11 +100,47 @@ def timed(steps: int, xs, ws, ops_per_step: int, pin=None):
     return per_op[len(per_op) // 2]
 
 
+def toggled(rounds: int, steps: int, xs, ws, ops_per_step: int, tp_mode, pin=None):
+    acts = [torch.profiler.ProfilerActivity.CUDA]
+    if tp_mode == "cpu+cuda":
+        acts.append(torch.profiler.ProfilerActivity.CPU)
+    off, on, added = [], [], []
+    pre = host_timed(steps * 2, xs, ws, ops_per_step, pin)  # before any start: loaded, never switched on
+    for r in range(rounds):
+        t = {}
+        for k in range(2):
+            rec = (k + r) % 2  # alternate which state goes first
+            if tp_mode:
+                if rec:
+                    with torch.profiler.profile(activities=acts):
+                        host_timed(5, xs, ws, ops_per_step, pin)  # the switch's first steps
+                        t[rec] = host_timed(steps, xs, ws, ops_per_step, pin)
+                else:
+                    host_timed(5, xs, ws, ops_per_step, pin)
+                    t[rec] = host_timed(steps, xs, ws, ops_per_step, pin)
+            else:
+                (torch.cuda.profiler.start if rec else torch.cuda.profiler.stop)()
+                host_timed(5, xs, ws, ops_per_step, pin)
+                t[rec] = host_timed(steps, xs, ws, ops_per_step, pin)
+        off.append(t[0])
+        on.append(t[1])
+        added.append(t[1] - t[0])
+    if not tp_mode:
+        torch.cuda.profiler.stop()
+    med = lambda v: sorted(v)[len(v) // 2]
+    print(f"US_HOST_PRE {pre:.4f}")
+    print(f"US_HOST_OFF {med(off):.4f}")
+    print(f"US_HOST_ON {med(on):.4f}")
+    print(f"US_HOST_ADDED {med(added):.4f}")
+    print(f"TOGGLE_ROUNDS {rounds}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=2000)
     ap.add_argument("--torch-profiler", choices=["cuda", "cpu+cuda"])
     ap.add_argument("--pin", action="store_true", help="main thread alone on one CPU, the others elsewhere")
+    ap.add_argument("--toggle", type=int, metavar="ROUNDS", help="in-process off/on rounds (see the module text)")
     a = ap.parse_args()
     pin = set(os.sched_getaffinity(0)) if a.pin else None
     torch.manual_seed(0)
@@ -103,6 +148,9 @@ def main() -> None:
     ws = [torch.randn(64, 64, device="cuda") * 0.01 for _ in range(8)]
     loop(50, xs, ws)  # warm-up: cuBLAS handles, kernel loads
     ops_per_step = len(ws) * 3
+    if a.toggle:
+        toggled(a.toggle, a.steps, xs, ws, ops_per_step, a.torch_profiler, pin)
+        return
     if a.torch_profiler:
         acts = [torch.profiler.ProfilerActivity.CUDA]
         if a.torch_profiler == "cpu+cuda":

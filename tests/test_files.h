@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The file's bytes, malloc'd (one spare byte after them), *n their count; NULL when it cannot be read. */
+/* The file's bytes, malloc'd and NUL-terminated (text can be searched), *n their count; NULL when it
+ * cannot be read. */
 static inline uint8_t *slurp(const char *path, size_t *n)
 {
     *n = 0;
@@ -19,6 +20,8 @@ static inline uint8_t *slurp(const char *path, size_t *n)
     fseek(f, 0, SEEK_SET);
     uint8_t *b = len >= 0 ? malloc((size_t)len + 1) : NULL;
     *n = b ? fread(b, 1, (size_t)len, f) : 0;
+    if (b)
+        b[*n] = 0;
     fclose(f);
     return b;
 }

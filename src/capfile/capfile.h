@@ -63,6 +63,7 @@ enum wlcap_type {
     WLCAP_PM_SAMPLE = 23,
     WLCAP_STALL_REASON = 24,
     WLCAP_KERNEL_STALL = 25,
+    WLCAP_CAPTURE_RANGE = 26,
     WLCAP_TYPE_COUNT
 };
 
@@ -347,6 +348,16 @@ typedef struct wlcap_kernel_stall {
     uint64_t samples;
 } wlcap_kernel_stall;
 static_assert(sizeof(wlcap_kernel_stall) == 24, "wlcap_kernel_stall layout");
+
+/* CAPTURE_RANGE (`warplens run --capture-range profiler-api`): tracing is limited to the spans between
+ * cudaProfilerStart and cudaProfilerStop. MODE, once at the start: this process records only inside
+ * such spans; START / STOP: a span began (the first start after a stop) or ended, by thread tid. */
+enum wlcap_capture_kind { WLCAP_CAPTURE_MODE = 0, WLCAP_CAPTURE_START = 1, WLCAP_CAPTURE_STOP = 2 };
+typedef struct wlcap_capture_range {
+    uint64_t timestamp;
+    uint32_t kind, tid;
+} wlcap_capture_range;
+static_assert(sizeof(wlcap_capture_range) == 16, "wlcap_capture_range layout");
 
 enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
 

@@ -47,7 +47,7 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int wl_api_callbacks_enable(void *subscriber, uint32_t record_mask)
+int wl_api_callbacks_select(uint32_t record_mask)
 {
     wl_occ_check_init();
     if (wl_mpsc_init(&wl_api_ring, 1u << 16, sizeof(wl_api_event)) != 0) {
@@ -61,22 +61,22 @@ int wl_api_callbacks_enable(void *subscriber, uint32_t record_mask)
         if (!((record_mask & WL_RECORD_API) && has_prefix(name, DRIVER_API)) &&
             !((record_mask & WL_RECORD_SYNC) && has_prefix(name, SYNC_API)))
             continue;
-        if (cuptiEnableCallback(1, (CUpti_SubscriberHandle)subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid) ==
-            CUPTI_SUCCESS) {
-            g_ids[g_count++] = (uint16_t)cbid;
-            g_hooked[cbid] = 1;
-            g_is_launch[cbid] = strncmp(name, "cuLaunch", 8) == 0 && strncmp(name, "cuLaunchHostFunc", 16) != 0;
-        }
+        g_ids[g_count++] = (uint16_t)cbid;
+        g_hooked[cbid] = 1;
+        g_is_launch[cbid] = strncmp(name, "cuLaunch", 8) == 0 && strncmp(name, "cuLaunchHostFunc", 16) != 0;
     }
-    if (!g_count)
-        wl_log("no CUDA API callback could be enabled; launch costs are not recorded");
     return (int)g_count;
 }
 
-void wl_api_callbacks_disable(void *subscriber)
+void wl_api_callbacks_set(void *subscriber, int on)
 {
+    unsigned enabled = 0;
     for (unsigned i = 0; i < g_count; i++)
-        cuptiEnableCallback(0, (CUpti_SubscriberHandle)subscriber, CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i]);
+        enabled += cuptiEnableCallback(on ? 1 : 0, (CUpti_SubscriberHandle)subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                       g_ids[i]) == CUPTI_SUCCESS;
+    static atomic_flag once = ATOMIC_FLAG_INIT;
+    if (on && g_count && !enabled)
+        wl_log_once(&once, "no CUDA API callback could be enabled; launch costs are not recorded");
 }
 
 /* On the application's thread: two clock reads and one ring push, nothing else. */

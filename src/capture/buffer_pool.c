@@ -11,6 +11,7 @@
 #include <time.h>
 
 #define MAX_POOL 4096
+#define SPARE_BUFFERS 4
 
 typedef struct completed_buf {
     uint8_t *buf;
@@ -113,10 +114,11 @@ void wl_pool_recycle(uint8_t *buf)
 
 void wl_pool_refill(void)
 {
-    /* keep two spare buffers so a burst of requests from several threads is served */
+    /* keep spare buffers so a burst of requests is served before the writer's next turn: CUPTI asks
+     * for several at once after a flush (one per queue it keeps) */
     for (;;) {
         pthread_mutex_lock(&g_lock);
-        int need = g_nfree < 2 && g_allocated < g_max;
+        int need = g_nfree < SPARE_BUFFERS && g_allocated < g_max;
         if (need)
             g_allocated++;
         pthread_mutex_unlock(&g_lock);

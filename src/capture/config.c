@@ -5,7 +5,8 @@
  *   WARPLENS_MAX_BUFFERS  pool limit (default 64: at most 512 MiB with the default size)
  *   WARPLENS_QUIET        1 silences the recorder's notices (errors still count in the session)
  *   WARPLENS_NVML_INTERVAL_MS  NVML device sampling period, 0 = off (default 100, 10..60000)
- *   WARPLENS_NVML_LIBRARY      the NVML library to load (default libnvidia-ml.so.1; tests: a fake) */
+ *   WARPLENS_NVML_LIBRARY      the NVML library to load (default libnvidia-ml.so.1; tests: a fake)
+ *   WARPLENS_CAPTURE_RANGE     profiler-api: trace only between cudaProfilerStart and cudaProfilerStop */
 #include "capture/recorder.h"
 
 #include <errno.h>
@@ -67,6 +68,12 @@ int wl_config_from_env(wl_config *cfg)
             cfg->nvml_interval_ms = 0;
         else if (parse_size("WARPLENS_NVML_INTERVAL_MS", v, 10, 60000, &x) == 0)
             cfg->nvml_interval_ms = (unsigned)x;
+    }
+    if ((v = getenv("WARPLENS_CAPTURE_RANGE")) && *v) {
+        if (strcmp(v, "profiler-api") == 0)
+            cfg->capture_range = 1;
+        else
+            wl_log("WARPLENS_CAPTURE_RANGE=%s is not valid (expected profiler-api); recording the whole run", v);
     }
     if ((v = getenv("WARPLENS_NVML_LIBRARY")) && *v)
         snprintf(cfg->nvml_library, sizeof cfg->nvml_library, "%s", v);

@@ -1,17 +1,28 @@
 /* Everything the recorder asks of CUPTI: one subscriber (resource and a few API callbacks for
  * flushing and device discovery), the activity kinds to record, the short list of API calls whose
  * records matter at the CPU-GPU boundary, and the buffer callbacks. Every call is checked; a
- * failure is reported once and recording continues with what works. */
+ * failure is reported once and recording continues with what works.
+ * With --capture-range profiler-api, tracing (kernels, copies, sets, API calls) is switched on by
+ * cudaProfilerStart and off by cudaProfilerStop, so outside those spans the program pays only for
+ * CUPTI being loaded; NVTX markers are recorded throughout, as context for the spans. */
 #include "capture/cupti_errors.h"
 #include "capture/recorder.h"
 
 #include <cupti.h>
+#include <pthread.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 
 static CUpti_SubscriberHandle g_subscriber;
 static uint32_t g_mask;
+static int g_range;                                        /* --capture-range profiler-api */
+static pthread_mutex_t g_switch = PTHREAD_MUTEX_INITIALIZER; /* serialises the switches below */
+static int g_tracing;                                      /* under g_switch */
+static atomic_int g_extcorr_on;
+
+static void capture_switch(int on);
 
 static int check(CUptiResult st, const char *what)
 {
@@ -72,8 +83,19 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
         }
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
         const CUpti_CallbackData *cd = data;
-        if (cd->callbackSite == CUPTI_API_ENTER)
-            wl_cupti_flush(1);
+        if (cd->callbackSite == CUPTI_API_ENTER) {
+            if (g_range) {
+                /* a switch, possibly one of many: the writer flushes (one flush for several stops,
+                 * its buffers recycled at once; forced flushes here on every stop emptied the pool) */
+                capture_switch(0);
+                wl_writer_request_flush();
+            } else {
+                wl_cupti_flush(1);
+            }
+        }
+    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart) {
+        if (g_range && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_EXIT)
+            capture_switch(1);
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         if (wl_api_callbacks_has(cbid))
             wl_api_callback(domain, cbid, data);
@@ -84,7 +106,66 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
     }
 }
 
-static atomic_int g_extcorr_on;
+static void extcorr_unavailable(CUptiResult st)
+{
+    /* seen with --metrics (CUPTI_ERROR_NOT_COMPATIBLE on the H100): the session still ties each
+     * launch to the scope open on its thread at the time (session_writer.c) */
+    static atomic_flag once = ATOMIC_FLAG_INIT;
+    wl_log_once(&once, "scopes: CUPTI's external correlation is not available in this mode (%s); kernels are tied"
+                " to the scope open on their launching thread instead", wl_cupti_result_text(st));
+}
+
+/* Turns the traced activity kinds and the API callbacks on or off; the caller holds g_switch. A
+ * failure is reported once: with capture ranges this runs at every cudaProfilerStart/Stop. */
+static void set_tracing(int on)
+{
+    static const struct { uint32_t mask; CUpti_ActivityKind kind; const char *what; } kinds[] = {
+        {WL_RECORD_KERNELS, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "kernels"},
+        {WL_RECORD_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY, "memcpy"},
+        {WL_RECORD_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2, "peer memcpy"},
+        {WL_RECORD_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET, "memset"},
+    };
+    static atomic_flag once = ATOMIC_FLAG_INIT;
+    CUptiResult (*apply)(CUpti_ActivityKind) = on ? cuptiActivityEnable : cuptiActivityDisable;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (!(g_mask & kinds[i].mask))
+            continue;
+        CUptiResult st = apply(kinds[i].kind);
+        if (st != CUPTI_SUCCESS)
+            wl_log_once(&once, "%s %s failed: %s", on ? "recording" : "pausing the recording of", kinds[i].what,
+                        wl_cupti_result_text(st));
+    }
+    if ((g_mask & WL_RECORD_KERNELS) && atomic_load(&g_extcorr_on)) {
+        CUptiResult st = apply(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+        if (st != CUPTI_SUCCESS && on)
+            extcorr_unavailable(st);
+    }
+    if (g_mask & (WL_RECORD_API | WL_RECORD_SYNC))
+        wl_api_callbacks_set(g_subscriber, on);
+    g_tracing = on;
+}
+
+/* cudaProfilerStart / cudaProfilerStop with --capture-range: the switch and its record. The
+ * timestamps are the calls' host times; work launched inside a span may run past its end. */
+static void capture_switch(int on)
+{
+    pthread_mutex_lock(&g_switch);
+    if (g_tracing != on) {
+        uint64_t ts = 0;
+        if (!on && (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS || !ts))
+            ts = wl_realtime_ns(); /* CUPTI's clock on Linux */
+        set_tracing(on);
+        if (on && (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS || !ts))
+            ts = wl_realtime_ns();
+        wl_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = on ? WL_EV_CAPTURE_START : WL_EV_CAPTURE_STOP;
+        ev.timestamp = ts;
+        ev.tid = wl_current_tid();
+        wl_mpsc_push(&wl_event_ring, &ev); /* a full ring counts the event as lost */
+    }
+    pthread_mutex_unlock(&g_switch);
+}
 
 /* External correlation (scope ids on launches) costs on every launch, so it is switched on only
  * once the program opens its first scope. */
@@ -92,14 +173,12 @@ void wl_cupti_enable_extcorr(void)
 {
     if (!(g_mask & WL_RECORD_KERNELS) || atomic_exchange(&g_extcorr_on, 1))
         return;
-    CUptiResult st = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
-    if (st != CUPTI_SUCCESS) {
-        /* seen with --metrics (CUPTI_ERROR_NOT_COMPATIBLE on the H100): the session still ties
-         * each launch to the scope open on its thread at the time (session_writer.c) */
-        const char *msg = wl_cupti_result_text(st);
-        wl_log("scopes: CUPTI's external correlation is not available in this mode (%s); kernels are tied to the"
-               " scope open on their launching thread instead", msg);
-    }
+    pthread_mutex_lock(&g_switch);
+    /* outside a capture range the next cudaProfilerStart switches it on */
+    CUptiResult st = g_tracing ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) : CUPTI_SUCCESS;
+    pthread_mutex_unlock(&g_switch);
+    if (st != CUPTI_SUCCESS)
+        extcorr_unavailable(st);
 }
 
 void wl_cupti_write_api_names(void) { wl_api_write_names(); }
@@ -107,6 +186,7 @@ void wl_cupti_write_api_names(void) { wl_api_write_names(); }
 int wl_cupti_start(const wl_config *cfg)
 {
     g_mask = cfg->record_mask;
+    g_range = cfg->capture_range;
     CUpti_SubscriberParams sp;
     memset(&sp, 0, sizeof sp);
     char holder[128] = "";
@@ -140,24 +220,32 @@ int wl_cupti_start(const wl_config *cfg)
           "enabling the context-destroy callback");
     check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop),
           "enabling the cuProfilerStop callback");
+    int whole_run = 0; /* a capture range that cannot work: one span from here to the end */
+    if (g_range &&
+        check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart),
+              "enabling the cuProfilerStart callback (--capture-range)")) {
+        wl_log("--capture-range: cudaProfilerStart cannot be seen; recording the whole run instead");
+        g_range = 0;
+        whole_run = 1;
+    }
 
-    if (cfg->record_mask & WL_RECORD_KERNELS) {
+    if (cfg->record_mask & WL_RECORD_KERNELS)
         check(cuptiActivityEnableLatencyTimestamps(1), "enabling queued/submitted timestamps");
-        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL), "recording kernels");
-        if (wl_scopes_used())
-            wl_cupti_enable_extcorr();
-    }
-    if (cfg->record_mask & WL_RECORD_MEMCPY) {
-        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY), "recording memcpy");
-        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMCPY2), "recording peer memcpy");
-        check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MEMSET), "recording memset");
-    }
     if (cfg->record_mask & WL_RECORD_NVTX)
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "recording NVTX markers");
     /* synchronisation waits are the sync API calls themselves: CUPTI's SYNCHRONIZATION kind
      * intercepts every stream/event call PyTorch makes (bench/results/overhead-sync-finding.md) */
-    if (cfg->record_mask & (WL_RECORD_API | WL_RECORD_SYNC))
-        wl_api_callbacks_enable(g_subscriber, cfg->record_mask);
+    if ((cfg->record_mask & (WL_RECORD_API | WL_RECORD_SYNC)) && !wl_api_callbacks_select(cfg->record_mask))
+        wl_log("no CUDA API callback could be enabled; launch costs are not recorded");
+    if (wl_scopes_used()) /* a scope opened before CUPTI was set up */
+        wl_cupti_enable_extcorr();
+    if (whole_run) {
+        capture_switch(1);
+    } else if (!g_range) {
+        pthread_mutex_lock(&g_switch);
+        set_tracing(1);
+        pthread_mutex_unlock(&g_switch);
+    }
     int metrics = wl_metrics_init();
     if (metrics || wl_stalls_init()) { /* stalls refuse to start while metrics are on */
         for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
@@ -180,7 +268,9 @@ void wl_cupti_flush(int forced)
 
 void wl_cupti_stop_api(void)
 {
-    wl_api_callbacks_disable(g_subscriber);
+    pthread_mutex_lock(&g_switch);
+    wl_api_callbacks_set(g_subscriber, 0);
+    pthread_mutex_unlock(&g_switch);
 }
 
 void wl_cupti_stop(void)

@@ -61,4 +61,8 @@ void wl_process_write(const wl_config *cfg, uint64_t start_ns)
     if (n > 0)
         p.exe_str = wl_capw_string_n(exe, (size_t)n);
     wl_capw_record(WLCAP_PROCESS, &p, sizeof p);
+    if (cfg->capture_range) {
+        wlcap_capture_range r = {start_ns, WLCAP_CAPTURE_MODE, 0};
+        wl_capw_record(WLCAP_CAPTURE_RANGE, &r, sizeof r);
+    }
 }

@@ -22,6 +22,7 @@ typedef struct wl_config {
     unsigned max_buffers;     /* pool limit: buffer_size * max_buffers is the memory bound */
     int quiet;
     unsigned nvml_interval_ms; /* 0 = no NVML sampling */
+    int capture_range;         /* 1: trace only between cudaProfilerStart and cudaProfilerStop */
     char nvml_library[512];    /* "" = libnvidia-ml.so.1 */
     char capture_path[4096];
 } wl_config;
@@ -46,7 +47,10 @@ typedef struct wl_pool_stats {
 wl_pool_stats wl_pool_get_stats(void);
 
 /* event_ring.c: fixed-size events from application threads (scopes, thread names). */
-enum wl_event_kind { WL_EV_SCOPE_BEGIN = 1, WL_EV_SCOPE_END, WL_EV_THREAD_NAME, WL_EV_ANNOTATE_SCOPE };
+enum wl_event_kind {
+    WL_EV_SCOPE_BEGIN = 1, WL_EV_SCOPE_END, WL_EV_THREAD_NAME, WL_EV_ANNOTATE_SCOPE,
+    WL_EV_CAPTURE_START, WL_EV_CAPTURE_STOP /* --capture-range: tracing switched on / off */
+};
 #define WL_EVENT_NAME_MAX 96
 typedef struct wl_event {
     uint64_t timestamp, id, parent;
@@ -69,8 +73,8 @@ typedef struct wl_api_event {
     uint32_t domain, kind;
 } wl_api_event;
 extern wl_mpsc wl_api_ring;
-int wl_api_callbacks_enable(void *subscriber, uint32_t record_mask); /* API ids hooked */
-void wl_api_callbacks_disable(void *subscriber);
+int wl_api_callbacks_select(uint32_t record_mask);  /* chooses the API ids; returns how many */
+void wl_api_callbacks_set(void *subscriber, int on); /* their callbacks on or off */
 void wl_api_callback(uint32_t domain, uint32_t cbid, const void *cbdata);
 void wl_api_write_names(void);
 /* api_bridge.c: the calling thread's pending warplens_annotate_next_launch, taken by the launch
@@ -124,6 +128,7 @@ void wl_process_write(const wl_config *cfg, uint64_t start_ns);
 /* writer_thread.c */
 int wl_writer_start(void);
 void wl_writer_stop(uint32_t end_reason);         /* drains, writes END, closes the file */
+void wl_writer_request_flush(void);               /* any thread: a CUPTI flush on the writer's next turn */
 void wl_writer_set_context_ids(void);
 
 /* cupti_setup.c: subscribe, enable kinds, callbacks. */

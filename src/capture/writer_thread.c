@@ -20,6 +20,7 @@
 
 static pthread_t g_thread;
 static atomic_int g_stop;
+static atomic_int g_flush_asked; /* wl_writer_request_flush */
 static int g_started;
 
 static void write_event(const wl_event *ev)
@@ -27,6 +28,13 @@ static void write_event(const wl_event *ev)
     if (ev->kind == WL_EV_ANNOTATE_SCOPE) {
         wlcap_annotation a = {ev->flops, ev->bytes, ev->id, WLCAP_ANNOTATE_SCOPE, 0, ev->tid, ev->precision};
         wl_capw_record(WLCAP_ANNOTATION, &a, sizeof a);
+        return;
+    }
+    if (ev->kind == WL_EV_CAPTURE_START || ev->kind == WL_EV_CAPTURE_STOP) {
+        wlcap_capture_range r = {ev->timestamp, ev->kind == WL_EV_CAPTURE_START ? WLCAP_CAPTURE_START : WLCAP_CAPTURE_STOP,
+                                 ev->tid};
+        wl_threads_seen(ev->tid);
+        wl_capw_record(WLCAP_CAPTURE_RANGE, &r, sizeof r);
         return;
     }
     if (ev->kind == WL_EV_THREAD_NAME) {
@@ -137,7 +145,7 @@ static void *writer_main(void *arg)
     while (!atomic_load(&g_stop)) {
         wl_pool_wait(WAKE_MS);
         uint64_t now = wl_monotonic_ns();
-        if (now - last_cupti >= CUPTI_FLUSH_NS) {
+        if (atomic_exchange(&g_flush_asked, 0) || now - last_cupti >= CUPTI_FLUSH_NS) {
             wl_cupti_flush(0);
             last_cupti = now;
         }
@@ -148,6 +156,14 @@ static void *writer_main(void *arg)
         }
     }
     return NULL;
+}
+
+/* A flush on the writer's next turn instead of on the caller's thread: several requests before it
+ * runs make one flush, and the buffers it returns are recycled in the same turn. */
+void wl_writer_request_flush(void)
+{
+    atomic_store(&g_flush_asked, 1);
+    wl_pool_wake();
 }
 
 int wl_writer_start(void)

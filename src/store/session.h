@@ -29,6 +29,17 @@ typedef struct wl_session_overview {
 } wl_session_overview;
 int wl_session_get_overview(wl_session *s, wl_session_overview *o);
 
+/* `warplens run --capture-range profiler-api`: tracing only between cudaProfilerStart and
+ * cudaProfilerStop. processes = 0 when no process was recorded that way (or the session predates it). */
+typedef struct wl_capture_ranges {
+    int processes;       /* processes recorded with a capture range */
+    uint64_t ranges;     /* spans between a start and its stop (or the process's end) */
+    uint64_t open;       /* spans the process's end closed (no cudaProfilerStop) */
+    uint64_t traced_ns;  /* the spans' summed length */
+    uint64_t run_ns;     /* those processes' summed run time */
+} wl_capture_ranges;
+int wl_session_capture_ranges(wl_session *s, wl_capture_ranges *out);
+
 typedef struct wl_process_row {
     uint32_t pid, ppid;
     char hostname[128], cmdline[1024];

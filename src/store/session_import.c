@@ -47,6 +47,10 @@ const char *const WL_IMPORT_SQL[S_COUNT] = {
                       " start_ns) VALUES (?,?,?,?,?,?,?)",
     [S_SCOPE_END] = "UPDATE scope SET end_ns = ?1, duration_ns = ?1 - start_ns WHERE pid = ?2 AND scope_id = ?3",
     [S_EXTCORR] = "INSERT INTO temp.extcorr (pid, correlation_id, external_id, kind) VALUES (?,?,?,?)",
+    [S_CAPTURE_MODE] = "UPDATE process SET capture_range = 'profiler-api' WHERE pid = ?",
+    [S_CAPTURE_START] = "INSERT INTO capture_range (pid, start_ns, start_tid) VALUES (?,?,?)",
+    [S_CAPTURE_STOP] = "UPDATE capture_range SET end_ns = ?1, duration_ns = ?1 - start_ns, end_tid = ?2,"
+                       " ended_by = 'stop' WHERE id = ?3",
     [S_LOST] = "INSERT INTO lost (pid, source, count, detail) VALUES (?,?,?,?)",
     [S_ANNOTATION] = "INSERT INTO annotation (pid, tid, target, correlation_id, scope_id, flops, bytes, precision)"
                      " VALUES (?,?,?,?,?,?,?,?)",

@@ -528,6 +528,45 @@ static int on_end(import_ctx *c, const wlcap_end *e, const char *path)
     return rc;
 }
 
+/* --capture-range: MODE once, then START/STOP pairs; a range still open at the end is closed by
+ * the process's end (session_writer.c). */
+static int on_capture_range(import_ctx *c, const wlcap_capture_range *r, size_t offset)
+{
+    if (r->kind == WLCAP_CAPTURE_MODE) {
+        if (c->capture_mode)
+            return wl_store_set_err(c->err, c->err_size, "capture_range record at offset %zu: a second mode record",
+                                    offset);
+        c->capture_mode = 1;
+        sqlite3_stmt *s = wl_imp_begin(c, S_CAPTURE_MODE);
+        wl_imp_bind_u64(s, 1, c->pid);
+        return wl_imp_step(c, s);
+    }
+    if (r->kind != WLCAP_CAPTURE_START && r->kind != WLCAP_CAPTURE_STOP)
+        return wl_store_set_err(c->err, c->err_size, "capture_range record at offset %zu: unknown kind %u", offset,
+                                r->kind);
+    if (!c->capture_mode)
+        return wl_store_set_err(c->err, c->err_size,
+                                "capture_range record at offset %zu comes before the capture-range mode record", offset);
+    int start = r->kind == WLCAP_CAPTURE_START;
+    if (start == (c->capture_open != 0))
+        return wl_store_set_err(c->err, c->err_size, "capture_range record at offset %zu: %s", offset,
+                                start ? "a range starts while one is open" : "a range ends that never started");
+    sqlite3_stmt *s = wl_imp_begin(c, start ? S_CAPTURE_START : S_CAPTURE_STOP);
+    if (start) {
+        wl_imp_bind_u64(s, 1, c->pid);
+        wl_imp_bind_u64(s, 2, r->timestamp);
+        wl_imp_bind_u64(s, 3, r->tid);
+    } else {
+        wl_imp_bind_u64(s, 1, r->timestamp);
+        wl_imp_bind_u64(s, 2, r->tid);
+        sqlite3_bind_int64(s, 3, c->capture_open);
+    }
+    if (wl_imp_step(c, s) != 0)
+        return -1;
+    c->capture_open = start ? sqlite3_last_insert_rowid(c->w->db) : 0;
+    return 0;
+}
+
 int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offset, const char *path)
 {
     /* Fixed payloads are copied out so the mapped file needs no alignment. */
@@ -555,6 +594,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_pm_sample pm_sample;
         wlcap_stall_reason stall_reason;
         wlcap_kernel_stall kernel_stall;
+        wlcap_capture_range capture_range;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -594,6 +634,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_PM_SAMPLE: return wl_imp_pm_sample(c, &u.pm_sample, offset);
     case WLCAP_STALL_REASON: return wl_imp_stall_reason(c, &u.stall_reason, offset);
     case WLCAP_KERNEL_STALL: return wl_imp_kernel_stall(c, &u.kernel_stall, offset);
+    case WLCAP_CAPTURE_RANGE: return on_capture_range(c, &u.capture_range, offset);
     default: return 0;
     }
 }

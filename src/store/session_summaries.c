@@ -316,3 +316,19 @@ int wl_session_kernel_annotation(wl_session *s, int64_t kernel_id, double *flops
     sqlite3_finalize(st);
     return rc;
 }
+
+int wl_session_capture_ranges(wl_session *s, wl_capture_ranges *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!wl_sql_has_table(s->db, "capture_range"))
+        return 0;
+    out->processes = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM process WHERE capture_range IS NOT NULL");
+    if (!out->processes)
+        return 0;
+    out->ranges = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM capture_range");
+    out->open = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM capture_range WHERE ended_by IS NOT 'stop'");
+    out->traced_ns = wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(max(duration_ns, 0)), 0) FROM capture_range");
+    out->run_ns = wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(max(end_ns - start_ns, 0)), 0) FROM process"
+                                           " WHERE capture_range IS NOT NULL AND end_ns IS NOT NULL");
+    return 0;
+}

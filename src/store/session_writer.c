@@ -162,6 +162,10 @@ static const char *const LINK_SQL =
     "  'kernel records without start/end (CUPTI device buffers ran out)' FROM kernel\n"
     "  WHERE has_timestamps = 0 AND pid NOT IN (SELECT pid FROM metric_config WHERE replay = 'kernel')\n"
     "  GROUP BY pid;\n" /* kernel replay: CUPTI never times replayed kernels; nothing was lost */
+    /* a capture range still open when the process ended ends with it */
+    "UPDATE capture_range SET end_ns = p.end_ns, duration_ns = p.end_ns - capture_range.start_ns,\n"
+    "  ended_by = 'exit' FROM process p WHERE capture_range.end_ns IS NULL AND p.pid = capture_range.pid\n"
+    "  AND p.end_ns IS NOT NULL;\n"
     "INSERT OR IGNORE INTO thread (pid, tid, name, name_source)\n"
     "  SELECT DISTINCT pid, tid, NULL, 'none' FROM api_call;\n";
 

@@ -14,7 +14,8 @@
 enum stmt_id {
     S_PROCESS, S_DEVICE, S_THREAD, S_KNAME_FIND, S_KNAME_ADD, S_API, S_KERNEL, S_MEMCPY, S_MEMSET,
     S_SYNC, S_NVTX_START, S_NVTX_END, S_NVTX_MARK, S_SCOPE_BEGIN, S_SCOPE_END, S_EXTCORR, S_LOST,
-    S_OCC_CHECK, S_ANNOTATION, S_IK_KERNEL_SPAN, S_IK_BUFFER, S_IK_NAME, S_IK_EVENT, S_DEVICE_SAMPLE, S_COUNT
+    S_OCC_CHECK, S_ANNOTATION, S_IK_KERNEL_SPAN, S_IK_BUFFER, S_IK_NAME, S_IK_EVENT, S_DEVICE_SAMPLE,
+    S_CAPTURE_MODE, S_CAPTURE_START, S_CAPTURE_STOP, S_COUNT
 };
 
 #define MAX_STRING_ID (1u << 24) /* string ids a capture may use */
@@ -63,6 +64,9 @@ typedef struct import_ctx {
     uint64_t *stall_keys;    /* (device << 32 | index) + 1; 0 = empty */
     int64_t *stall_rows;
     uint32_t stall_cap, stall_used;
+    /* capture ranges (--capture-range): whether the MODE record came, the open range's row */
+    int capture_mode;
+    int64_t capture_open;
     char *err;
     size_t err_size;
 } import_ctx;

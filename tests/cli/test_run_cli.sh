@@ -25,6 +25,14 @@ expect_rc 2 "$W" run --buffer-size 1K -- true
 grep -q "between 64K and 256M" /tmp/wl_run_err.$$ && ok || bad "bad --buffer-size message"
 expect_rc 2 "$W" run --max-buffers 0 -- true
 expect_rc 2 "$W" run -o
+expect_rc 2 "$W" run --capture-range nvtx -- true
+grep -q "unknown range 'nvtx' (use profiler-api" /tmp/wl_run_err.$$ && ok || bad "bad --capture-range message"
+expect_rc 2 "$W" run --capture-range profiler-api --metrics default -- true
+grep -q "cannot be combined with --metrics" /tmp/wl_run_err.$$ && ok || bad "--capture-range with --metrics"
+expect_rc 2 "$W" run --capture-range profiler-api --pm-sampling default -- true
+grep -q "cannot be combined with --pm-sampling" /tmp/wl_run_err.$$ && ok || bad "--capture-range with --pm-sampling"
+expect_rc 2 "$W" run --capture-range
+grep -q "'--capture-range' (needs a value)" /tmp/wl_run_err.$$ && ok || bad "--capture-range without a value"
 expect_rc 0 "$W" run --help
 grep -q "usage: warplens run" /tmp/wl_run_out.$$ && ok || bad "help text"
 expect_rc 2 "$W" bogus-verb

@@ -33,6 +33,7 @@ typedef struct run_options {
     const char *pm_sampling;  /* metric list or preset, NULL: off */
     const char *pm_interval;
     const char *pc_period;     /* --pc-period: log2 of the PC-sampling period in cycles */
+    const char *capture_range; /* --capture-range: "profiler-api" */
     int quiet, keep_capture, check_occupancy, stalls;
     char **argv; /* the program and its arguments */
 } run_options;
@@ -47,6 +48,10 @@ static void usage(FILE *out)
             "  --max-buffers N        buffers the recorder may hold at once (default 64)\n"
             "  --nvml-interval MS     NVML device sampling period (utilisation, clocks, power, temperature,\n"
             "                         memory); 0 = off (default 100; 10..60000)\n"
+            "  --capture-range profiler-api\n"
+            "                         trace only between cudaProfilerStart and cudaProfilerStop (each such\n"
+            "                         span; NVTX is recorded throughout). Not with --metrics, --stalls or\n"
+            "                         --pm-sampling\n"
             "  --keep-capture         keep the raw capture files (<output>.capture/)\n"
             "  --check-occupancy      ask the driver for each distinct launch's occupancy, to compare\n"
             "                         with warplens' calculator (`warplens occupancy-check`)\n"
@@ -159,6 +164,8 @@ static int parse(int argc, char **argv, run_options *o)
             o->pm_sampling = has_value && pm_list_word(argv[i + 1]) ? argv[++i] : "default";
         } else if (!strcmp(a, "--pm-interval") && has_value) {
             o->pm_interval = argv[++i];
+        } else if (!strcmp(a, "--capture-range") && has_value) {
+            o->capture_range = argv[++i];
         } else if (!strcmp(a, "--keep-capture")) {
             o->keep_capture = 1;
         } else if (!strcmp(a, "--check-occupancy")) {
@@ -169,7 +176,7 @@ static int parse(int argc, char **argv, run_options *o)
             fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
                     (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
                      !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pm-interval") ||
-                     !strcmp(a, "--pc-period"))
+                     !strcmp(a, "--pc-period") || !strcmp(a, "--capture-range"))
                         ? " (needs a value)"
                         : "");
             usage(stderr);
@@ -215,6 +222,18 @@ static int parse(int argc, char **argv, run_options *o)
         if (*end || end == o->pc_period || v < WL_PC_PERIOD_MIN || v > WL_PC_PERIOD_MAX) {
             fprintf(stderr, "warplens run: --pc-period must be %d..%d (the period is 2^N cycles), got '%s'\n",
                     WL_PC_PERIOD_MIN, WL_PC_PERIOD_MAX, o->pc_period);
+            return -1;
+        }
+    }
+    if (o->capture_range) {
+        if (strcmp(o->capture_range, "profiler-api") != 0) {
+            fprintf(stderr, "warplens run: --capture-range: unknown range '%s' (use profiler-api: between"
+                            " cudaProfilerStart and cudaProfilerStop)\n", o->capture_range);
+            return -1;
+        }
+        if (o->metrics || o->stalls || o->pm_sampling) {
+            fprintf(stderr, "warplens run: --capture-range limits tracing only; it cannot be combined with %s\n",
+                    o->metrics ? "--metrics" : o->stalls ? "--stalls" : "--pm-sampling");
             return -1;
         }
     }
@@ -488,6 +507,13 @@ int cmd_run(int argc, char **argv)
     if (!realpath(capdir, capdir_abs))
         snprintf(capdir_abs, sizeof capdir_abs, "%s", capdir);
 
+    /* the options decide: nothing of an outer run's (or the shell's) recorder settings leaks in */
+    static const char *const owned[] = {"WARPLENS_BUFFER_SIZE", "WARPLENS_MAX_BUFFERS", "WARPLENS_NVML_INTERVAL_MS",
+                                        "WARPLENS_QUIET", "WARPLENS_CHECK_OCCUPANCY", "WARPLENS_CAPTURE_RANGE",
+                                        "WARPLENS_METRICS", "WARPLENS_PM_SAMPLING", "WARPLENS_PM_INTERVAL_US",
+                                        "WARPLENS_PC_SAMPLING", "WARPLENS_PC_PERIOD"};
+    for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+        unsetenv(owned[i]);
     setenv("CUDA_INJECTION64_PATH", recorder, 1);
     setenv("WARPLENS_RECORDER", recorder, 1);
     setenv("WARPLENS_CAPTURE_DIR", capdir_abs, 1);
@@ -502,6 +528,8 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_QUIET", "1", 1);
     if (o.check_occupancy)
         setenv("WARPLENS_CHECK_OCCUPANCY", "1", 1);
+    if (o.capture_range)
+        setenv("WARPLENS_CAPTURE_RANGE", o.capture_range, 1);
     if (o.metrics)
         setenv("WARPLENS_METRICS", o.metrics, 1);
     if (o.pm_sampling) {

@@ -30,6 +30,17 @@ void print_overview(wl_session *s)
     printf("recorded  %s of activity, GPU busy %s (%.1f%%), %d process%s, %d thread%s\n", fmt_ns(span, a, sizeof a),
            fmt_ns((double)o.gpu_busy_ns, b, sizeof b), span > 0 ? 100.0 * (double)o.gpu_busy_ns / span : 0.0,
            o.processes, o.processes == 1 ? "" : "es", o.threads, o.threads == 1 ? "" : "s");
+    wl_capture_ranges cr;
+    if (wl_session_capture_ranges(s, &cr) == 0 && cr.processes) {
+        if (!cr.ranges)
+            printf("capture   only between cudaProfilerStart and cudaProfilerStop (--capture-range), but the program"
+                   " never called cudaProfilerStart: nothing was traced\n");
+        else
+            printf("capture   only between cudaProfilerStart and cudaProfilerStop: %" PRIu64 " range%s, %s traced of"
+                   " %s run%s\n", cr.ranges, cr.ranges == 1 ? "" : "s", fmt_ns((double)cr.traced_ns, a, sizeof a),
+                   fmt_ns((double)cr.run_ns, b, sizeof b),
+                   cr.open ? " (the last range was still open at the end)" : "");
+    }
     printf("records   %" PRIu64 " kernels, %" PRIu64 " memcpy, %" PRIu64 " memset, %" PRIu64 " API calls, %" PRIu64
            " syncs, %" PRIu64 " NVTX ranges, %" PRIu64 " scopes\n",
            o.kernels, o.memcpys, o.memsets, o.api_calls, o.syncs, o.nvtx_ranges, o.scopes);

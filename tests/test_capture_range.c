@@ -1,0 +1,213 @@
+/* Capture ranges (`warplens run --capture-range profiler-api`) in the store: the MODE/START/STOP
+ * records become process.capture_range and capture_range rows, a range still open at the end is
+ * closed by the process's end, the reader's totals and the overview line say what was traced, and
+ * captures whose range records contradict each other are refused with the offending offset. */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "capture_builder.h"
+#include "session_test_util.h"
+#include "store/session.h"
+#include "test.h"
+#include "test_files.h"
+
+#define T0 1700000000000000000ull
+#define PID 5151u
+#define TID 5151u
+
+static char g_dir[512];
+
+static void add_process(capbuf *b)
+{
+    wlcap_process p;
+    memset(&p, 0, sizeof p);
+    p.pid = PID;
+    p.start_ns = T0;
+    p.rank = p.local_rank = p.world_size = p.ompi_rank = p.slurm_procid = -1;
+    p.cmdline_str = cb_string(b, "./ranged");
+    p.record_mask = WL_RECORD_ALL;
+    cb_record(b, WLCAP_PROCESS, &p, sizeof p);
+}
+
+static void add_range(capbuf *b, uint32_t kind, uint64_t ts)
+{
+    wlcap_capture_range r = {ts, kind, TID};
+    cb_record(b, WLCAP_CAPTURE_RANGE, &r, sizeof r);
+}
+
+static void add_kernel(capbuf *b, uint32_t name, uint32_t corr, uint64_t start)
+{
+    wlcap_kernel k;
+    memset(&k, 0, sizeof k);
+    k.queued = start - 2000, k.submitted = start - 1000, k.start = start, k.end = start + 5000;
+    k.correlation_id = corr;
+    k.grid_x = k.grid_y = k.grid_z = 1;
+    k.block_x = 32, k.block_y = k.block_z = 1;
+    k.name_str = name;
+    cb_record(b, WLCAP_KERNEL, &k, sizeof k);
+}
+
+static void add_end(capbuf *b, uint64_t end_ns)
+{
+    wlcap_end e;
+    memset(&e, 0, sizeof e);
+    e.end_ns = end_ns;
+    e.reason = WLCAP_END_EXIT;
+    cb_record(b, WLCAP_END, &e, sizeof e);
+}
+
+/* Two ranges: [T0+1 ms, T0+3 ms] closed by cudaProfilerStop, then one from T0+6 ms that the
+ * process's end (T0+10 ms) closes. */
+static void test_two_ranges(void)
+{
+    capbuf b;
+    cb_init(&b, PID, T0);
+    add_process(&b);
+    add_range(&b, WLCAP_CAPTURE_MODE, T0);
+    uint32_t name = cb_string(&b, "_Z4stepv");
+    add_range(&b, WLCAP_CAPTURE_START, T0 + 1000000);
+    add_kernel(&b, name, 1, T0 + 1500000);
+    add_kernel(&b, name, 2, T0 + 2000000);
+    add_range(&b, WLCAP_CAPTURE_STOP, T0 + 3000000);
+    add_range(&b, WLCAP_CAPTURE_START, T0 + 6000000);
+    add_kernel(&b, name, 3, T0 + 7000000);
+    add_end(&b, T0 + 10000000);
+    char out[700], err[512];
+    CHECK(test_capture_session(&b, g_dir, "ranges", out, sizeof out, err, sizeof err) == 0);
+    free(b.data);
+
+    sqlite3 *db;
+    CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM process WHERE capture_range = 'profiler-api'"), 1);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM capture_range"), 2);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT duration_ns FROM capture_range WHERE ended_by = 'stop'"), 2000000);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT end_ns - start_ns FROM capture_range WHERE ended_by = 'exit'"), 4000000);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM capture_range WHERE start_tid = 5151 AND pid = 5151"), 2);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM capture_range WHERE end_tid = 5151"), 1);
+    sqlite3_close(db);
+
+    wl_session *s = wl_session_open(out, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    wl_capture_ranges cr;
+    CHECK_EQ_INT(wl_session_capture_ranges(s, &cr), 0);
+    CHECK_EQ_INT(cr.processes, 1);
+    CHECK_EQ_INT(cr.ranges, 2);
+    CHECK_EQ_INT(cr.open, 1);
+    CHECK_EQ_INT(cr.traced_ns, 6000000);
+    CHECK_EQ_INT(cr.run_ns, 10000000);
+    wl_session_close(s);
+
+    /* the overview that `warplens run` and `warplens stats` print says it */
+    const char *bin = getenv("WARPLENS_BIN");
+    if (!bin)
+        return;
+    char cmd[1600], txt[700];
+    snprintf(txt, sizeof txt, "%s/ranges.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "'%s' stats '%s' > '%s' 2>&1", bin, out, txt);
+    CHECK_EQ_INT(system(cmd), 0);
+    size_t len;
+    char *text = (char *)slurp(txt, &len);
+    CHECK(text && strstr(text, "capture   only between cudaProfilerStart and cudaProfilerStop: 2 ranges, 6.00 ms"
+                                " traced of 10.00 ms run (the last range was still open at the end)"));
+    if (text && !strstr(text, "2 ranges"))
+        fprintf(stderr, "stats said:\n%s\n", text);
+    free(text);
+}
+
+/* The program never called cudaProfilerStart: nothing traced, and the overview says why. */
+static void test_never_started(void)
+{
+    capbuf b;
+    cb_init(&b, PID, T0);
+    add_process(&b);
+    add_range(&b, WLCAP_CAPTURE_MODE, T0);
+    add_end(&b, T0 + 5000000);
+    char out[700], err[512];
+    CHECK(test_capture_session(&b, g_dir, "never", out, sizeof out, err, sizeof err) == 0);
+    free(b.data);
+    wl_session *s = wl_session_open(out, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    wl_capture_ranges cr;
+    CHECK_EQ_INT(wl_session_capture_ranges(s, &cr), 0);
+    CHECK_EQ_INT(cr.processes, 1);
+    CHECK_EQ_INT(cr.ranges, 0);
+    wl_session_close(s);
+    const char *bin = getenv("WARPLENS_BIN");
+    if (!bin)
+        return;
+    char cmd[1600], txt[700];
+    snprintf(txt, sizeof txt, "%s/never.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "'%s' stats '%s' > '%s' 2>&1", bin, out, txt);
+    CHECK_EQ_INT(system(cmd), 0);
+    size_t len;
+    char *text = (char *)slurp(txt, &len);
+    CHECK(text && strstr(text, "never called cudaProfilerStart: nothing was traced"));
+    free(text);
+}
+
+/* A whole-run session (no MODE record) reports no capture range. */
+static void test_whole_run(void)
+{
+    capbuf b;
+    cb_init(&b, PID, T0);
+    add_process(&b);
+    add_end(&b, T0 + 5000000);
+    char out[700], err[512];
+    CHECK(test_capture_session(&b, g_dir, "whole", out, sizeof out, err, sizeof err) == 0);
+    free(b.data);
+    wl_session *s = wl_session_open(out, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    wl_capture_ranges cr;
+    CHECK_EQ_INT(wl_session_capture_ranges(s, &cr), 0);
+    CHECK_EQ_INT(cr.processes, 0);
+    wl_session_close(s);
+}
+
+/* Range records that contradict each other are refused, naming the record's offset. */
+static void test_contradictions(void)
+{
+    static const struct { const char *name; uint32_t kinds[3]; int n; const char *needle; } cases[] = {
+        {"stop_first", {WLCAP_CAPTURE_MODE, WLCAP_CAPTURE_STOP}, 2, "a range ends that never started"},
+        {"double_start", {WLCAP_CAPTURE_MODE, WLCAP_CAPTURE_START, WLCAP_CAPTURE_START}, 3,
+         "a range starts while one is open"},
+        {"no_mode", {WLCAP_CAPTURE_START}, 1, "comes before the capture-range mode record"},
+        {"two_modes", {WLCAP_CAPTURE_MODE, WLCAP_CAPTURE_MODE}, 2, "a second mode record"},
+        {"bad_kind", {WLCAP_CAPTURE_MODE, 7}, 2, "unknown kind 7"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        capbuf b;
+        cb_init(&b, PID, T0);
+        add_process(&b);
+        for (int k = 0; k < cases[i].n; k++)
+            add_range(&b, cases[i].kinds[k], T0 + (uint64_t)k * 1000);
+        test_expect_import_error(&b, g_dir, cases[i].name, cases[i].needle);
+        test_expect_import_error(&b, g_dir, cases[i].name, "capture_range record at offset ");
+        free(b.data);
+    }
+}
+
+int main(void)
+{
+    const char *base = getenv("WARPLENS_BUILD_DIR");
+    snprintf(g_dir, sizeof g_dir, "%s/test_capture_range.XXXXXX", base ? base : "/tmp");
+    if (!mkdtemp(g_dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    test_two_ranges();
+    test_never_started();
+    test_whole_run();
+    test_contradictions();
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+    if (!test_failed_)
+        (void)!system(cmd);
+    return test_report("capture_range");
+}
