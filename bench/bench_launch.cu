@@ -98,18 +98,9 @@ int main(int argc, char **argv)
     cudaStreamSynchronize(s);
     if (argc > 2 && !strcmp(argv[2], "toggle"))
         return toggle(s, n);
-    const int host_seg = 256;
-    std::vector<double> host;
-    for (int done = 0; done + host_seg <= n; done += host_seg) {
-        auto t0 = std::chrono::steady_clock::now();
-        for (int i = 0; i < host_seg; i++)
-            empty_kernel<<<1, 32, 0, s>>>(i);
-        auto t1 = std::chrono::steady_clock::now();
-        if (cudaStreamSynchronize(s) != cudaSuccess)
-            return 1;
-        host.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / host_seg);
-    }
-    std::sort(host.begin(), host.end());
+    double host = host_segments(s, n / 256);
+    if (host < 0)
+        return 1;
     std::vector<double> per_launch;
     for (int done = 0; done + seg <= n; done += seg) {
         auto t0 = std::chrono::steady_clock::now();
@@ -123,8 +114,7 @@ int main(int argc, char **argv)
         }
         per_launch.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / seg);
     }
-    std::sort(per_launch.begin(), per_launch.end());
-    printf("US_PER_KERNEL %.4f\n", per_launch[per_launch.size() / 2]);
-    printf("US_HOST_PER_LAUNCH %.4f\n", host[host.size() / 2]);
+    printf("US_PER_KERNEL %.4f\n", median(per_launch));
+    printf("US_HOST_PER_LAUNCH %.4f\n", host);
     return 0;
 }

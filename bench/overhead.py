@@ -107,6 +107,35 @@ def session_kernels(path):
     return n, lost
 
 
+def gpu_name():
+    try:
+        return subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                              capture_output=True, text=True).stdout.strip()
+    except OSError:
+        return "unknown"
+
+
+def chosen_suites(suites, spec):
+    """The suites named in --suites (c, torch)."""
+    wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
+    return {k: v for k, v in suites.items() if any(wanted.get(w) == k for w in spec.split(","))}
+
+
+def run_rounds(modes, reps, sess):
+    """Every mode once per round for reps rounds, the order rotated each round so no mode always
+    follows the same one (page cache, GPU clocks, thermal state): the runs per mode, and the
+    (kernels, lost) of each warplens run's session."""
+    samples = {m: [] for m in modes}
+    kernels = []
+    order = list(modes)
+    for rep in range(reps):
+        for m in order[rep % len(order):] + order[:rep % len(order)]:
+            samples[m].append(modes[m]())
+            if m == "warplens run":
+                kernels.append(session_kernels(sess))
+    return samples, kernels
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
@@ -181,11 +210,7 @@ def main():
         },
     }
     lines = [f"# warplens overhead benchmark — {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", ""]
-    try:
-        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip()
-    except OSError:
-        gpu = "unknown"
+    gpu = gpu_name()
     lines += [f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --reps {a.reps} "
               f"--kernels {a.kernels} --steps {a.steps} --cpus {a.cpus}{' --lean' if a.lean else ''}{' --no-pin' if a.no_pin else ''}{' --aslr' if a.aslr else ''}"
               f"{(' --only ' + chr(39) + a.only + chr(39)) if a.only else ''}` (modes interleaved, their order rotated every "
@@ -202,18 +227,9 @@ def main():
                     or (diagnostic and m not in a.only.split(","))):
                 modes.pop(m)
     ok = True
-    wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
-    suites = {k: v for k, v in suites.items() if any(wanted.get(w) == k for w in a.suites.split(","))}
+    suites = chosen_suites(suites, a.suites)
     for suite, modes in suites.items():
-        samples = {m: [] for m in modes}
-        kernels = []
-        order = list(modes)
-        for rep in range(a.reps):
-            # rotate so no mode always follows the same one (page cache, GPU clocks, thermal state)
-            for m in order[rep % len(order):] + order[:rep % len(order)]:
-                samples[m].append(modes[m]())
-                if m == "warplens run":
-                    kernels.append(session_kernels(sess))
+        samples, kernels = run_rounds(modes, a.reps, sess)
         measures = ["host", "e2e"] if "host" in samples["unprofiled"][0] else ["e2e"]
         primary = measures[0]
         names = {"host": "host time of the launch calls, us per launch (GPU idle at the start)",
@@ -299,13 +315,8 @@ def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_
                if a.breakdown else {}),
         },
     }
-    wanted = {"c": "C launch loop", "torch": "PyTorch loop"}
-    suites = {k: v for k, v in suites.items() if any(wanted.get(w) == k for w in a.suites.split(","))}
-    try:
-        gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True).stdout.strip()
-    except OSError:
-        gpu = "unknown"
+    suites = chosen_suites(suites, a.suites)
+    gpu = gpu_name()
     lines = [f"# warplens overhead benchmark, in-process method — "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "",
              f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --inproc --reps {a.reps} "
@@ -321,14 +332,7 @@ def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_
              f"their start (100 per half-round, {a.rounds} rounds).", ""]
     ok = True
     for suite, modes in suites.items():
-        samples = {m: [] for m in modes}
-        kernels = []
-        order = list(modes)
-        for rep in range(a.reps):
-            for m in order[rep % len(order):] + order[:rep % len(order)]:
-                samples[m].append(modes[m]())
-                if m == "warplens run":
-                    kernels.append(session_kernels(sess))
+        samples, kernels = run_rounds(modes, a.reps, sess)
         lines += [f"## {suite}: host time per launch, added within the process", "",
                   "| mode | added (median over processes) | added quartiles | before the first start (median) |"
                   " off (median) | on (median) | off - before the first start (median) | added per process (in order) |",

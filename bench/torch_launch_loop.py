@@ -25,6 +25,7 @@ from the main CPU's hyperthread sibling where there are enough CPUs: which core 
 thread lands on next to the launching thread is otherwise decided per process, which made runs of
 one mode differ by up to 35 % (bench/results/overhead-torch-diag.md)."""
 import argparse
+import contextlib
 import os
 import threading
 import time
@@ -110,17 +111,11 @@ def toggled(rounds: int, steps: int, xs, ws, ops_per_step: int, tp_mode, pin=Non
         t = {}
         for k in range(2):
             rec = (k + r) % 2  # alternate which state goes first
-            if tp_mode:
-                if rec:
-                    with torch.profiler.profile(activities=acts):
-                        host_timed(5, xs, ws, ops_per_step, pin)  # the switch's first steps
-                        t[rec] = host_timed(steps, xs, ws, ops_per_step, pin)
-                else:
-                    host_timed(5, xs, ws, ops_per_step, pin)
-                    t[rec] = host_timed(steps, xs, ws, ops_per_step, pin)
-            else:
+            if not tp_mode:
                 (torch.cuda.profiler.start if rec else torch.cuda.profiler.stop)()
-                host_timed(5, xs, ws, ops_per_step, pin)
+            on_ctx = torch.profiler.profile(activities=acts) if tp_mode and rec else contextlib.nullcontext()
+            with on_ctx:
+                host_timed(5, xs, ws, ops_per_step, pin)  # the switch's first steps
                 t[rec] = host_timed(steps, xs, ws, ops_per_step, pin)
         off.append(t[0])
         on.append(t[1])

@@ -57,6 +57,26 @@ static void add_end(capbuf *b, uint64_t end_ns)
     cb_record(b, WLCAP_END, &e, sizeof e);
 }
 
+/* `warplens stats SESSION` (the overview `warplens run` prints too) contains needle; true without
+ * WARPLENS_BIN (the CLI is not at hand). */
+static int stats_say(const char *session, const char *name, const char *needle)
+{
+    const char *bin = getenv("WARPLENS_BIN");
+    if (!bin)
+        return 1;
+    char cmd[1600], txt[700];
+    snprintf(txt, sizeof txt, "%s/%s.txt", g_dir, name);
+    snprintf(cmd, sizeof cmd, "'%s' stats '%s' > '%s' 2>&1", bin, session, txt);
+    CHECK_EQ_INT(system(cmd), 0);
+    size_t len;
+    char *text = (char *)slurp(txt, &len);
+    int found = text && strstr(text, needle);
+    if (!found)
+        fprintf(stderr, "stats of %s lacks \"%s\"; it said:\n%s\n", name, needle, text ? text : "(nothing)");
+    free(text);
+    return found;
+}
+
 /* Two ranges: [T0+1 ms, T0+3 ms] closed by cudaProfilerStop, then one from T0+6 ms that the
  * process's end (T0+10 ms) closes. */
 static void test_two_ranges(void)
@@ -100,21 +120,8 @@ static void test_two_ranges(void)
     CHECK_EQ_INT(cr.run_ns, 10000000);
     wl_session_close(s);
 
-    /* the overview that `warplens run` and `warplens stats` print says it */
-    const char *bin = getenv("WARPLENS_BIN");
-    if (!bin)
-        return;
-    char cmd[1600], txt[700];
-    snprintf(txt, sizeof txt, "%s/ranges.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "'%s' stats '%s' > '%s' 2>&1", bin, out, txt);
-    CHECK_EQ_INT(system(cmd), 0);
-    size_t len;
-    char *text = (char *)slurp(txt, &len);
-    CHECK(text && strstr(text, "capture   only between cudaProfilerStart and cudaProfilerStop: 2 ranges, 6.00 ms"
-                                " traced of 10.00 ms run (the last range was still open at the end)"));
-    if (text && !strstr(text, "2 ranges"))
-        fprintf(stderr, "stats said:\n%s\n", text);
-    free(text);
+    CHECK(stats_say(out, "ranges", "capture   only between cudaProfilerStart and cudaProfilerStop: 2 ranges,"
+                                   " 6.00 ms traced of 10.00 ms run (the last range was still open at the end)"));
 }
 
 /* The program never called cudaProfilerStart: nothing traced, and the overview says why. */
@@ -137,17 +144,7 @@ static void test_never_started(void)
     CHECK_EQ_INT(cr.processes, 1);
     CHECK_EQ_INT(cr.ranges, 0);
     wl_session_close(s);
-    const char *bin = getenv("WARPLENS_BIN");
-    if (!bin)
-        return;
-    char cmd[1600], txt[700];
-    snprintf(txt, sizeof txt, "%s/never.txt", g_dir);
-    snprintf(cmd, sizeof cmd, "'%s' stats '%s' > '%s' 2>&1", bin, out, txt);
-    CHECK_EQ_INT(system(cmd), 0);
-    size_t len;
-    char *text = (char *)slurp(txt, &len);
-    CHECK(text && strstr(text, "never called cudaProfilerStart: nothing was traced"));
-    free(text);
+    CHECK(stats_say(out, "never", "never called cudaProfilerStart: nothing was traced"));
 }
 
 /* A whole-run session (no MODE record) reports no capture range. */

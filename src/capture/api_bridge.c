@@ -7,7 +7,6 @@
 #include <cupti.h>
 #include <string.h>
 
-#include "common/clock.h"
 #include "common/recorder_bridge.h"
 
 #define MAX_DEPTH 64
@@ -45,14 +44,6 @@ static void fill_name(wl_event *ev, const char *name)
     ev->name_len = (uint32_t)n;
 }
 
-static uint64_t timestamp(void)
-{
-    uint64_t ts = 0;
-    if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS || !ts)
-        ts = wl_realtime_ns(); /* CUPTI's clock on Linux is CLOCK_REALTIME */
-    return ts;
-}
-
 static uint64_t scope_begin(const char *name)
 {
     if (!recording())
@@ -75,7 +66,7 @@ static uint64_t scope_begin(const char *name)
             wl_cupti_enable_extcorr();
     }
     cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, ev.id);
-    ev.timestamp = timestamp();
+    ev.timestamp = wl_cupti_now_ns();
     wl_mpsc_push(&wl_event_ring, &ev);
     return ev.id;
 }
@@ -99,7 +90,7 @@ static uint64_t scope_end(void)
     ev.id = id;
     ev.parent = t_depth ? t_stack[t_depth - 1] : 0;
     ev.tid = wl_current_tid();
-    ev.timestamp = timestamp();
+    ev.timestamp = wl_cupti_now_ns();
     wl_mpsc_push(&wl_event_ring, &ev);
     return id;
 }
@@ -112,7 +103,7 @@ static void thread_name(const char *name)
     memset(&ev, 0, sizeof ev);
     ev.kind = WL_EV_THREAD_NAME;
     ev.tid = wl_current_tid();
-    ev.timestamp = timestamp();
+    ev.timestamp = wl_cupti_now_ns();
     fill_name(&ev, name);
     wl_mpsc_push(&wl_event_ring, &ev);
 }

@@ -147,16 +147,23 @@ static void set_tracing(int on)
 
 /* cudaProfilerStart / cudaProfilerStop with --capture-range: the switch and its record. The
  * timestamps are the calls' host times; work launched inside a span may run past its end. */
+uint64_t wl_cupti_now_ns(void)
+{
+    uint64_t ts = 0;
+    if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS || !ts)
+        ts = wl_realtime_ns(); /* CUPTI's clock on Linux is CLOCK_REALTIME */
+    return ts;
+}
+
 static void capture_switch(int on)
 {
     pthread_mutex_lock(&g_switch);
     if (g_tracing != on) {
-        uint64_t ts = 0;
-        if (!on && (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS || !ts))
-            ts = wl_realtime_ns(); /* CUPTI's clock on Linux */
+        /* a stop is timed before tracing goes off, a start after it is on: the span holds its calls */
+        uint64_t ts = on ? 0 : wl_cupti_now_ns();
         set_tracing(on);
-        if (on && (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS || !ts))
-            ts = wl_realtime_ns();
+        if (on)
+            ts = wl_cupti_now_ns();
         wl_event ev;
         memset(&ev, 0, sizeof ev);
         ev.kind = on ? WL_EV_CAPTURE_START : WL_EV_CAPTURE_STOP;

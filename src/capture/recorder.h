@@ -138,6 +138,7 @@ void wl_cupti_stop_api(void);                     /* before the recorder's own s
 void wl_cupti_stop(void);
 void wl_cupti_write_api_names(void);              /* writer thread: cbid -> name table */
 void wl_cupti_enable_extcorr(void);               /* idempotent; at the first scope */
+uint64_t wl_cupti_now_ns(void);                   /* CUPTI's clock (CLOCK_REALTIME if it fails) */
 int wl_scopes_used(void);                         /* api_bridge.c: a scope was opened already */
 
 /* range_profiler.c: hardware metrics per kernel (WARPLENS_METRICS). init reads the environment

@@ -18,15 +18,7 @@
 
 #include "gpu_workload_capture.cuh"
 #include "warplens/warplens.h"
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_ck.h"
 
 enum { FILL_N = 50, WORKERS = 4, SAXPY_PER_WORKER = 25, GRAPH_NODES = 3, GRAPH_REPLAYS = 20 };
 enum { MiB = 1 << 20 };

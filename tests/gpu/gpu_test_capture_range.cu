@@ -19,15 +19,7 @@
 #include <string.h>
 
 #include "gpu_check.h"
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_ck.h"
 
 enum { CYCLES = 200, OUTSIDE = 10, INSIDE = 10, THREAD_LAUNCHES = 25, TAIL = 7, COPY_BYTES = 1 << 20 };
 
@@ -88,7 +80,7 @@ static int workload(int start_ranges)
     return 0;
 }
 
-static void check_ranged(const char *warplens, sqlite3 *db, const char *session, const char *log)
+static void check_ranged(sqlite3 *db, const char *log)
 {
     char d[512], cmd[4096];
     double inside = qd(db, "SELECT count(*) FROM kernels WHERE name = 'wl_cr_inside'");
@@ -130,7 +122,6 @@ static void check_ranged(const char *warplens, sqlite3 *db, const char *session,
     snprintf(cmd, sizeof cmd, "grep -q 'capture   only between cudaProfilerStart and cudaProfilerStop: %d ranges' '%s'",
              CYCLES + 1, log);
     verdict("run summary", system(cmd) == 0, "the summary names the spans");
-    (void)warplens, (void)session;
 }
 
 static int checker(const char *warplens, const char *self)
@@ -152,7 +143,7 @@ static int checker(const char *warplens, const char *self)
         verdict("session", 0, "cannot open the session");
         return gpu_test_done(dir, "gpu_test_capture_range");
     }
-    check_ranged(warplens, db, session, log);
+    check_ranged(db, log);
     sqlite3_close(db);
 
     snprintf(session, sizeof session, "%s/nostart.wlsession", dir);

@@ -21,15 +21,7 @@
 #include <unistd.h>
 
 #include "gpu_check.h"
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_ck.h"
 
 #define FFMA "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum"
 static const char METRICS[] = "gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum," FFMA

@@ -15,15 +15,8 @@
 
 #include "gpu_check.h"
 #include "warplens/warplens.h"
+#include "gpu_ck.h"
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
 #define CB(call)                                                                                   \
     do {                                                                                           \
         cublasStatus_t s_ = (call);                                                                \

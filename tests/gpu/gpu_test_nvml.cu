@@ -20,14 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_ck.h"
 
 static int passed, failed;
 __attribute__((format(printf, 2, 3))) static void check(int ok, const char *fmt, ...)

@@ -37,14 +37,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_ck.h"
 
 #define SM_ACTIVE "sm__cycles_active.avg.pct_of_peak_sustained_elapsed"
 #define INTERVAL_NS 100000.0

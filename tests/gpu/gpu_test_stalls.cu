@@ -26,14 +26,7 @@ extern "C" { /* the store is C without C++ guards */
 #include "store/session_stalls.h"
 }
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_ck.h"
 
 enum { CHASE_LOG2 = 27 };                         // 2^27 uint32: 512 MiB, ten times the H100's L2
 enum { CHASE_STEPS = 4000, FMA_ITERS = 1 << 20 }; // a few ms each on the H100

@@ -18,15 +18,7 @@
 #include <unistd.h>
 
 #include "warplens/timer.h"
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "gpu_ck.h"
 
 enum { CHUNKS = 8, CHUNK_BYTES = 16 << 20, N = CHUNK_BYTES / 4, ITERS = 4096, OPS = 3 };
 static const char *const OP_NAME[OPS] = {"h2d_chunk_%d", "kernel_chunk_%d", "d2h_chunk_%d"};
