@@ -6,8 +6,12 @@
  * (context resource callbacks, the cuProfilerStop callback, latency timestamps, system thread ids,
  * zeroed buffers) with empty callbacks: the difference to that mode is what the recorder's own work
  * costs, the difference to the floor what that configuration costs inside CUPTI.
- * WL_FLOOR_RANGE=1 (not with setup): kernels and the empty callbacks only between cudaProfilerStart
- * and cudaProfilerStop, for bench/overhead.py --inproc. */
+ * WL_FLOOR_CB=activity: per-call driver-API activity records (cuptiActivityEnableDriverApi) on the
+ * same calls instead of the callbacks: the other way CUPTI can time them (not cheaper on the H100,
+ * bench/results/overhead-api-activity.md, so warplens keeps callbacks).
+ * WL_FLOOR_KERNELS=0 (not with setup): no kernel records, only the calls' callbacks or records.
+ * WL_FLOOR_RANGE=1 (not with setup): all of it only between cudaProfilerStart and
+ * cudaProfilerStop, for bench/overhead.py --inproc. */
 #include <cupti.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +19,7 @@
 
 #define BUF_SIZE (8u << 20)
 
-static unsigned long long g_records;
+static unsigned long long g_records, g_api_records;
 static int g_zeroed; /* setup mode: CUPTI is told the buffers come zeroed */
 static CUpti_SubscriberHandle g_sub;
 
@@ -32,20 +36,30 @@ static void CUPTIAPI complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size
 {
     (void)ctx, (void)stream, (void)size;
     CUpti_Activity *rec = NULL;
-    while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS)
-        g_records++;
+    while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS) {
+        if (rec->kind == CUPTI_ACTIVITY_KIND_DRIVER)
+            g_api_records++;
+        else
+            g_records++;
+    }
     free(buf);
 }
 
 static uint32_t g_ids[512];
 static unsigned g_nids;
-static int g_range; /* WL_FLOOR_RANGE=1: kernels and the callbacks only between cudaProfilerStart/Stop */
+static int g_range;    /* WL_FLOOR_RANGE=1: recording only between cudaProfilerStart/Stop */
+static int g_activity; /* WL_FLOOR_CB=activity */
+static int g_kernels = 1;
 
 static void set_recording(int on)
 {
-    (on ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (g_kernels)
+        (on ? cuptiActivityEnable : cuptiActivityDisable)(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     for (unsigned i = 0; i < g_nids; i++)
-        cuptiEnableCallback(on, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i]);
+        if (g_activity)
+            cuptiActivityEnableDriverApi(g_ids[i], (uint8_t)on);
+        else
+            cuptiEnableCallback(on, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i]);
 }
 
 /* Empty for the recorded calls; with WL_FLOOR_RANGE=1 the profiler-API calls switch recording. */
@@ -64,7 +78,7 @@ static void CUPTIAPI empty(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id,
 static void at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    fprintf(stderr, "floor+callbacks: %llu kernel records\n", g_records);
+    fprintf(stderr, "floor+callbacks: %llu kernel records, %llu API records\n", g_records, g_api_records);
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void)
@@ -72,16 +86,19 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     static const char *const prefixes[] = {"cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuCtxSynchronize",
                                            "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent",
                                            "cuMemAlloc", "cuMemFree", NULL};
-    const char *range = getenv("WL_FLOOR_RANGE");
-    g_range = range && *range == '1';
+    const char *range = getenv("WL_FLOOR_RANGE"), *kernels = getenv("WL_FLOOR_KERNELS");
+    const char *mode = getenv("WL_FLOOR_CB");
+    int setup = mode && !strcmp(mode, "setup");
+    g_range = !setup && range && *range == '1';
+    g_kernels = setup || !kernels || *kernels != '0';
+    g_activity = mode && !strcmp(mode, "activity");
     if (cuptiSubscribe(&g_sub, empty, NULL) != CUPTI_SUCCESS ||
         cuptiActivityRegisterCallbacks(request, complete) != CUPTI_SUCCESS ||
-        (!g_range && cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)) {
+        (!g_range && g_kernels && cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)) {
         fprintf(stderr, "floor+callbacks: CUPTI set-up failed\n");
         return 1;
     }
-    const char *mode = getenv("WL_FLOOR_CB");
-    if (mode && !strcmp(mode, "setup")) {
+    if (setup) {
         g_zeroed = 1;
         uint8_t zeroed = 1;
         size_t one = sizeof zeroed;
@@ -108,11 +125,17 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
             }
     }
     if (g_range) {
+        /* per-call records come only if one is on when CUDA starts (measured: enabled for the first
+         * time at a cudaProfilerStart, none came); cuProfilerStart's stays on throughout */
+        if (g_activity)
+            cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 1);
         cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
         cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     } else {
         for (unsigned i = 0; i < g_nids; i++)
-            cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i]);
+            if ((g_activity ? cuptiActivityEnableDriverApi(g_ids[i], 1)
+                            : cuptiEnableCallback(1, g_sub, CUPTI_CB_DOMAIN_DRIVER_API, g_ids[i])) != CUPTI_SUCCESS)
+                fprintf(stderr, "floor+callbacks: enabling %u failed\n", g_ids[i]);
     }
     atexit(at_exit);
     return 1;

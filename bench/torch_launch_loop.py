@@ -8,6 +8,8 @@ interference moves one segment, not the result:
                       a slow-clock process the end-to-end loop becomes GPU-bound, which hides the
                       host cost a profiler adds; this measure does not depend on it.
   US_PER_KERNEL       end to end: segments of 100 steps, each ending with a synchronisation.
+  US_CPU_PROBE        the same ops on tiny CPU tensors (no CUDA, outside any profiler): how fast this
+                      process runs PyTorch's host code, independent of the profiler (see cpu_probe).
 With --torch-profiler MODE the loop runs inside torch.profiler (MODE = cuda or cpu+cuda).
 
 With --toggle ROUNDS it measures instead what recording adds *within* this one process: ROUNDS
@@ -101,6 +103,24 @@ def timed(steps: int, xs, ws, ops_per_step: int, pin=None):
     return per_op[len(per_op) // 2]
 
 
+def cpu_probe(ops_per_step: int, pin=None, steps: int = 2000) -> float:
+    """The same ops on tiny CPU tensors, after the timed loops and outside any profiler: PyTorch's
+    dispatch without CUDA, so no profiler sees it. It measures how fast this process runs Python and
+    PyTorch's host code, which differs between processes on the lent machine (bimodal), and lets
+    bench/overhead.py compare modes within the same speed class without selecting on the measure."""
+    xs = torch.randn(4, 4)
+    ws = [torch.randn(4, 4) * 0.01 for _ in range(ops_per_step // 3)]
+    per_op = []
+    for i in range(steps // SEGMENT):
+        if pin:
+            pin_threads(pin)
+        t0 = time.perf_counter()
+        loop_steps(SEGMENT, xs, ws)
+        per_op.append((time.perf_counter() - t0) * 1e6 / (SEGMENT * ops_per_step))
+    per_op.sort()
+    return per_op[len(per_op) // 2]
+
+
 def toggled(rounds: int, steps: int, xs, ws, ops_per_step: int, tp_mode, pin=None):
     acts = [torch.profiler.ProfilerActivity.CUDA]
     if tp_mode == "cpu+cuda":
@@ -158,6 +178,7 @@ def main() -> None:
         host = host_timed(a.steps, xs, ws, ops_per_step, pin)
     print(f"US_PER_KERNEL {us:.4f}")
     print(f"US_HOST_PER_LAUNCH {host:.4f}")
+    print(f"US_CPU_PROBE {cpu_probe(ops_per_step, pin):.4f}")
 
 
 if __name__ == "__main__":

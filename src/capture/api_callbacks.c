@@ -3,8 +3,9 @@
  * per-call correlationData, and on exit one fixed-size event goes to a lock-free ring that the
  * writer thread drains. Driver callbacks fire for calls the runtime makes on the program's behalf
  * as well as for direct driver calls (Triton, cuBLAS's cuLaunchKernelEx), and only for the ids
- * enabled here; CUPTI's API *activity* records, by contrast, skip runtime-originated driver calls
- * and cost far more per call when the runtime domain is traced (bench/results/). */
+ * enabled here; CUPTI's API activity kinds, by contrast, skip runtime-originated driver calls or
+ * cost far more per call, and its per-call driver records cost the same as these callbacks
+ * (bench/results/overhead-api-activity.md). */
 #include "capture/recorder.h"
 #include "capture/inkernel_capture.h"
 
