@@ -1,12 +1,15 @@
 /* Capture ranges (`warplens run --capture-range profiler-api`) in the store: the MODE/START/STOP
  * records become process.capture_range and capture_range rows, a range still open at the end is
- * closed by the process's end, the reader's totals and the overview line say what was traced, and
- * captures whose range records contradict each other are refused with the offending offset. */
+ * closed by the process's end, the reader's totals and the overview line say what was traced, the
+ * trace exports and the HTML report draw each span on its process, and captures whose range
+ * records contradict each other are refused with the offending offset. */
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include "capture_builder.h"
+#include "export/html_report.h"
+#include "export/session_export.h"
 #include "session_test_util.h"
 #include "store/session.h"
 #include "test.h"
@@ -77,6 +80,39 @@ static int stats_say(const char *session, const char *name, const char *needle)
     return found;
 }
 
+/* Exports the session as Chrome JSON, a Perfetto trace and the HTML report into g_dir/name.*; the
+ * Chrome JSON's text (caller frees) and the timeline stats. */
+static char *export_all(wl_session *s, const char *name, wl_export_stats *pst, wl_export_stats *jst)
+{
+    char path[700], err[512];
+    snprintf(path, sizeof path, "%s/%s.pftrace", g_dir, name);
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp && wl_export_perfetto(s, fp, NULL, pst, err, sizeof err) == 0);
+    if (fp)
+        fclose(fp);
+    snprintf(path, sizeof path, "%s/%s.html", g_dir, name);
+    wl_report_stats rst;
+    fp = fopen(path, "wb");
+    CHECK(fp && wl_report_html(s, fp, NULL, &rst, err, sizeof err) == 0);
+    if (fp)
+        fclose(fp);
+    snprintf(path, sizeof path, "%s/%s.json", g_dir, name);
+    fp = fopen(path, "wb");
+    CHECK(fp && wl_export_chrome_json(s, fp, NULL, jst, err, sizeof err) == 0);
+    if (fp)
+        fclose(fp);
+    size_t len;
+    return (char *)slurp(path, &len);
+}
+
+static int count_of(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; p && (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
 /* Two ranges: [T0+1 ms, T0+3 ms] closed by cudaProfilerStop, then one from T0+6 ms that the
  * process's end (T0+10 ms) closes. */
 static void test_two_ranges(void)
@@ -118,10 +154,57 @@ static void test_two_ranges(void)
     CHECK_EQ_INT(cr.open, 1);
     CHECK_EQ_INT(cr.traced_ns, 6000000);
     CHECK_EQ_INT(cr.run_ns, 10000000);
+
+    /* the exports: one "traced" slice per span on the process's capture-range track, 2 ms and 4 ms */
+    wl_export_stats pst, jst;
+    char *json = export_all(s, "ranges", &pst, &jst);
+    CHECK_EQ_INT(pst.tl.slices, 3 + 2); /* the kernels and the spans */
+    CHECK_EQ_INT(jst.tl.slices, 3 + 2);
+    CHECK_EQ_INT(pst.tl.slices_dropped, 0);
+    CHECK(json != NULL);
+    if (json) {
+        CHECK_EQ_INT(count_of(json, "\"cat\":\"capture\",\"name\":\"traced\""), 2);
+        CHECK(strstr(json, "\"name\":\"capture ranges (cudaProfilerStart .. Stop)\"") != NULL);
+        CHECK(strstr(json, "\"dur\":2000,") != NULL);
+        CHECK(strstr(json, "\"dur\":4000,") != NULL);
+        CHECK_EQ_INT(count_of(json, "\"ended_by\":\"cudaProfilerStop\""), 1);
+        CHECK_EQ_INT(count_of(json, "\"ended_by\":\"the process's exit\""), 1);
+        CHECK_EQ_INT(count_of(json, "\"started_by_tid\":5151"), 2);
+    }
+    free(json);
+    size_t len;
+    char path[700];
+    snprintf(path, sizeof path, "%s/ranges.pftrace", g_dir);
+    char *pf = (char *)slurp(path, &len);
+    CHECK(pf && memmem(pf, len, "capture ranges (cudaProfilerStart .. Stop)", 41) != NULL);
+    free(pf);
+    snprintf(path, sizeof path, "%s/ranges.html", g_dir);
+    char *html = (char *)slurp(path, &len);
+    CHECK(html && strstr(html, "capture ranges (cudaProfilerStart .. Stop)") != NULL);
+    free(html);
     wl_session_close(s);
 
     CHECK(stats_say(out, "ranges", "capture   only between cudaProfilerStart and cudaProfilerStop: 2 ranges,"
                                    " 6.00 ms traced of 10.00 ms run (the last range was still open at the end)"));
+
+    /* a session file edited by hand: a span overlapping the first and one ending before it starts are
+     * left out and counted, not drawn crossing the others */
+    CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db,
+                       "INSERT INTO capture_range (pid, start_ns, end_ns, duration_ns, ended_by) VALUES"
+                       " (5151, 1700000000002000000, 1700000000004000000, 2000000, 'stop'),"
+                       " (5151, 1700000000009000000, 1700000000008000000, -1000000, 'stop')",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    s = wl_session_open(out, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    json = export_all(s, "ranges-edited", &pst, &jst);
+    CHECK_EQ_INT(jst.tl.slices, 3 + 2);
+    CHECK_EQ_INT(jst.tl.slices_dropped, 2);
+    free(json);
+    wl_session_close(s);
 }
 
 /* The program never called cudaProfilerStart: nothing traced, and the overview says why. */
@@ -167,6 +250,35 @@ static void test_whole_run(void)
     wl_session_close(s);
 }
 
+/* A process killed inside a span: no stop, no end record. The span is drawn to the session's end
+ * and says it has no recorded end. */
+static void test_killed_inside(void)
+{
+    capbuf b;
+    cb_init(&b, PID, T0);
+    add_process(&b);
+    add_range(&b, WLCAP_CAPTURE_MODE, T0);
+    add_range(&b, WLCAP_CAPTURE_START, T0 + 1000000);
+    add_kernel(&b, cb_string(&b, "_Z4stepv"), 1, T0 + 2000000);
+    char out[700], err[512];
+    CHECK(test_capture_session(&b, g_dir, "killed", out, sizeof out, err, sizeof err) == 0);
+    free(b.data);
+    wl_session *s = wl_session_open(out, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    wl_export_stats pst, jst;
+    char *json = export_all(s, "killed", &pst, &jst);
+    CHECK_EQ_INT(jst.tl.slices, 1 + 1);
+    CHECK_EQ_INT(jst.tl.slices_dropped, 0);
+    CHECK(json && strstr(json, "\"ended_by\":\"unknown (the process ended without a record)\"") != NULL);
+    /* to the session's end as the exports bound never-ended ranges (here the last kernel's start) */
+    CHECK(json && strstr(json, "\"cat\":\"capture\",\"name\":\"traced\",\"pid\":5151,\"tid\":4294967280,\"ts\":1000,"
+                               "\"dur\":1000,") != NULL);
+    free(json);
+    wl_session_close(s);
+}
+
 /* Range records that contradict each other are refused, naming the record's offset. */
 static void test_contradictions(void)
 {
@@ -200,6 +312,7 @@ int main(void)
     }
     test_two_ranges();
     test_never_started();
+    test_killed_inside();
     test_whole_run();
     test_contradictions();
     char cmd[700];

@@ -80,6 +80,12 @@ typedef int (*tl_stream_fn)(void *ctx, uint32_t pid, uint32_t device, int64_t st
 int tl_inkernel_walk(wl_session *s, const wl_tl_sink *sink, wl_tl_stats *st, uint64_t *next_uuid, uint32_t max_lanes,
                      tl_stream_fn stream, void *stream_ctx, char *err, size_t err_size);
 
+/* ---- capture ranges, one track per process (timeline_capture.c) ------------------------------ */
+/* The track of process pid (0 with *track set), -1 when the model has none. */
+typedef int (*tl_process_fn)(void *ctx, uint32_t pid, const wl_tl_track **track);
+int tl_capture_walk(wl_session *s, const wl_tl_sink *sink, wl_tl_stats *st, uint64_t *next_uuid, tl_process_fn process,
+                    void *process_ctx, char *err, size_t err_size);
+
 /* ---- NVML device-sample series of one GPU (timeline_counters.c) ------------------------------ */
 #include "store/session_samples.h"
 

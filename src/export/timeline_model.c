@@ -611,6 +611,15 @@ static int inkernel_stream(void *ctx, uint32_t pid, uint32_t device, int64_t str
     return 0;
 }
 
+static int process_track(void *ctx, uint32_t pid, const wl_tl_track **track)
+{
+    tl_group *g = find_proc(ctx, pid);
+    if (!g)
+        return -1;
+    *track = &g->lanes[0]->t;
+    return 0;
+}
+
 int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *sink, wl_tl_stats *st, char *err,
                      size_t err_size)
 {
@@ -636,7 +645,8 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
         wl_session_each_thread(s, on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, on_device, &m) >= 0 &&
         !m.failed && walk(&m, span.end_ns, err, err_size) == 0 &&
         tl_inkernel_walk(s, sink, st, &m.next_uuid, o ? o->inkernel_max_lanes : 0, inkernel_stream, &m, err,
-                         err_size) == 0)
+                         err_size) == 0 &&
+        tl_capture_walk(s, sink, st, &m.next_uuid, process_track, &m, err, err_size) == 0)
         rc = 0;
     if (rc == 0)
         err[0] = 0;

@@ -9,7 +9,9 @@
  *    per kernel);
  *  - counters per device: estimated GPU fill (%) and concurrent kernels;
  *  - in-kernel lanes (device.cuh buffers collected under `warplens run`) under their kernel's
- *    stream, after everything else (timeline_inkernel.c).
+ *    stream, after everything else (timeline_inkernel.c);
+ *  - capture ranges (`--capture-range`): a track at the top of each such process with one slice
+ *    per traced span (timeline_capture.c).
  * Memory stays bounded by the number of threads, streams, lanes and concurrently running kernels,
  * not by the session size. */
 #ifndef WARPLENS_EXPORT_TIMELINE_MODEL_H
@@ -47,7 +49,8 @@ typedef struct wl_tl_track {
 typedef enum wl_tl_kind {
     WL_TL_API = 1, WL_TL_NVTX, WL_TL_SCOPE, WL_TL_KERNEL, WL_TL_MEMCPY, WL_TL_MEMSET,
     WL_TL_TIMER, /* timer-API interval, on the host thread that timed it */
-    WL_TL_INKERNEL /* a region or instant recorded inside a kernel (device.cuh), on its lane */
+    WL_TL_INKERNEL, /* a region or instant recorded inside a kernel (device.cuh), on its lane */
+    WL_TL_CAPTURE   /* a capture range (--capture-range): the span that was traced, on its process */
 } wl_tl_kind;
 
 typedef struct wl_tl_slice {

@@ -39,6 +39,15 @@ typedef struct wl_capture_ranges {
     uint64_t run_ns;     /* those processes' summed run time */
 } wl_capture_ranges;
 int wl_session_capture_ranges(wl_session *s, wl_capture_ranges *out);
+/* One span: end_ns 0 when the session has no end for it (the process was killed before its end
+ * was written); ended_by "stop", "exit" or "". */
+typedef struct wl_capture_range_row {
+    uint32_t pid, start_tid, end_tid;
+    uint64_t start_ns, end_ns;
+    char ended_by[16];
+} wl_capture_range_row;
+/* Every span, by process then start; the count, or -1 on a query error. */
+int wl_session_each_capture_range(wl_session *s, void (*fn)(const wl_capture_range_row *, void *), void *arg);
 
 typedef struct wl_process_row {
     uint32_t pid, ppid;

@@ -182,6 +182,34 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
     return 0;
 }
 
+int wl_session_each_capture_range(wl_session *s, void (*fn)(const wl_capture_range_row *, void *), void *arg)
+{
+    if (!wl_sql_has_table(s->db, "capture_range")) /* sessions from before capture ranges */
+        return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT pid, start_ns, coalesce(end_ns, 0), coalesce(start_tid, 0), coalesce(end_tid, 0),"
+                           " coalesce(ended_by, '') FROM capture_range ORDER BY pid, start_ns, id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        wl_capture_range_row r;
+        memset(&r, 0, sizeof r);
+        r.pid = (uint32_t)sqlite3_column_int64(st, 0);
+        r.start_ns = (uint64_t)sqlite3_column_int64(st, 1);
+        r.end_ns = (uint64_t)sqlite3_column_int64(st, 2);
+        r.start_tid = (uint32_t)sqlite3_column_int64(st, 3);
+        r.end_tid = (uint32_t)sqlite3_column_int64(st, 4);
+        wl_sql_text_col(st, 5, r.ended_by, sizeof r.ended_by);
+        fn(&r, arg);
+        n++;
+    }
+    int rc = sqlite3_errcode(s->db);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE || rc == SQLITE_OK ? n : -1;
+}
+
 int wl_session_each_process(wl_session *s, void (*fn)(const wl_process_row *, void *), void *arg)
 {
     sqlite3_stmt *st;
