@@ -91,16 +91,21 @@ def pin_threads(allowed: set) -> None:
             pass  # the thread has ended
 
 
-def timed(steps: int, xs, ws, ops_per_step: int, pin=None):
+def segments_median(run_segment, segments: int, ops_per_segment: int, pin=None) -> float:
+    """Median over segments of the time per op of run_segment(), pinned before each (outside the timing)."""
     per_op = []
-    for _ in range(steps // SEGMENT):
+    for _ in range(segments):
         if pin:
             pin_threads(pin)
         t0 = time.perf_counter()
-        loop(SEGMENT, xs, ws)
-        per_op.append((time.perf_counter() - t0) * 1e6 / (SEGMENT * ops_per_step))
+        run_segment()
+        per_op.append((time.perf_counter() - t0) * 1e6 / ops_per_segment)
     per_op.sort()
     return per_op[len(per_op) // 2]
+
+
+def timed(steps: int, xs, ws, ops_per_step: int, pin=None):
+    return segments_median(lambda: loop(SEGMENT, xs, ws), steps // SEGMENT, SEGMENT * ops_per_step, pin)
 
 
 def cpu_probe(ops_per_step: int, pin=None, steps: int = 2000) -> float:
@@ -110,15 +115,7 @@ def cpu_probe(ops_per_step: int, pin=None, steps: int = 2000) -> float:
     bench/overhead.py compare modes within the same speed class without selecting on the measure."""
     xs = torch.randn(4, 4)
     ws = [torch.randn(4, 4) * 0.01 for _ in range(ops_per_step // 3)]
-    per_op = []
-    for i in range(steps // SEGMENT):
-        if pin:
-            pin_threads(pin)
-        t0 = time.perf_counter()
-        loop_steps(SEGMENT, xs, ws)
-        per_op.append((time.perf_counter() - t0) * 1e6 / (SEGMENT * ops_per_step))
-    per_op.sort()
-    return per_op[len(per_op) // 2]
+    return segments_median(lambda: loop_steps(SEGMENT, xs, ws), steps // SEGMENT, SEGMENT * ops_per_step, pin)
 
 
 def toggled(rounds: int, steps: int, xs, ws, ops_per_step: int, tp_mode, pin=None):
