@@ -3,7 +3,9 @@
  * closed by the process's end, the reader's totals and the overview line say what was traced, the
  * trace exports and the HTML report draw each span on its process, and captures whose range
  * records contradict each other are refused with the offending offset. */
+#include <errno.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -115,20 +117,25 @@ static int count_of(const char *text, const char *needle)
 
 /* Two ranges: [T0+1 ms, T0+3 ms] closed by cudaProfilerStop, then one from T0+6 ms that the
  * process's end (T0+10 ms) closes. */
+static void build_two_ranges(capbuf *b)
+{
+    cb_init(b, PID, T0);
+    add_process(b);
+    add_range(b, WLCAP_CAPTURE_MODE, T0);
+    uint32_t name = cb_string(b, "_Z4stepv");
+    add_range(b, WLCAP_CAPTURE_START, T0 + 1000000);
+    add_kernel(b, name, 1, T0 + 1500000);
+    add_kernel(b, name, 2, T0 + 2000000);
+    add_range(b, WLCAP_CAPTURE_STOP, T0 + 3000000);
+    add_range(b, WLCAP_CAPTURE_START, T0 + 6000000);
+    add_kernel(b, name, 3, T0 + 7000000);
+    add_end(b, T0 + 10000000);
+}
+
 static void test_two_ranges(void)
 {
     capbuf b;
-    cb_init(&b, PID, T0);
-    add_process(&b);
-    add_range(&b, WLCAP_CAPTURE_MODE, T0);
-    uint32_t name = cb_string(&b, "_Z4stepv");
-    add_range(&b, WLCAP_CAPTURE_START, T0 + 1000000);
-    add_kernel(&b, name, 1, T0 + 1500000);
-    add_kernel(&b, name, 2, T0 + 2000000);
-    add_range(&b, WLCAP_CAPTURE_STOP, T0 + 3000000);
-    add_range(&b, WLCAP_CAPTURE_START, T0 + 6000000);
-    add_kernel(&b, name, 3, T0 + 7000000);
-    add_end(&b, T0 + 10000000);
+    build_two_ranges(&b);
     char out[700], err[512];
     CHECK(test_capture_session(&b, g_dir, "ranges", out, sizeof out, err, sizeof err) == 0);
     free(b.data);
@@ -302,13 +309,36 @@ static void test_contradictions(void)
     }
 }
 
-int main(void)
+/* `test_capture_range --make-session FILE`: writes the two-span session for the report's browser
+ * check (tests/cli/test_report_cli.sh). */
+static int make_session(const char *path)
+{
+    capbuf b;
+    build_two_ranges(&b);
+    char out[700], err[512];
+    int rc = test_capture_session(&b, g_dir, "ranges", out, sizeof out, err, sizeof err);
+    free(b.data);
+    if (rc != 0 || rename(out, path) != 0) {
+        fprintf(stderr, "test_capture_range: cannot write %s: %s\n", path, rc ? err : strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     const char *base = getenv("WARPLENS_BUILD_DIR");
     snprintf(g_dir, sizeof g_dir, "%s/test_capture_range.XXXXXX", base ? base : "/tmp");
     if (!mkdtemp(g_dir)) {
         perror("mkdtemp");
         return 1;
+    }
+    if (argc == 3 && !strcmp(argv[1], "--make-session")) {
+        int rc = make_session(argv[2]);
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+        (void)!system(cmd);
+        return rc;
     }
     test_two_ranges();
     test_never_started();

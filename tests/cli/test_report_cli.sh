@@ -31,6 +31,14 @@ if [ -x "$BUILD/bin/test_synth_session" ]; then
     pages+=("$TMP/capped.html")
 fi
 
+# capture ranges (--capture-range): the spans drawn on their own track at the top of the process
+if [ -x "$BUILD/bin/test_capture_range" ]; then
+    "$BUILD/bin/test_capture_range" --make-session "$TMP/ranges.wlsession" >/dev/null
+    out=$("$BIN" report "$TMP/ranges.wlsession" -o "$TMP/ranges.html" 2>&1)
+    check '[ $? -eq 0 ]' "capture-range report: $out"
+    pages+=("$TMP/ranges.html")
+fi
+
 for p in "${pages[@]}"; do
     n=$(basename "$p")
     check '! grep -qiE "(src|href)=\"?(https?:)?//" "$p"' "$n: references an external resource"
@@ -78,6 +86,10 @@ else
         check 'grep -q "class=\"flow\"" "$syn_dom"' "synthetic: flows drawn"
         check 'grep -q "class=\"over\"" "$syn_dom"' "synthetic: oversubscribed intervals shaded"
         check 'grep -q "overlap 1" "$syn_dom"' "synthetic: overlap lane shown"
+    fi
+    if [ -f "$TMP/ranges.dom" ]; then
+        check 'grep -q "capture ranges (cudaProfilerStart .. Stop)" "$TMP/ranges.dom"' "capture ranges: their track is drawn"
+        check 'grep -q "traced (capture range)" "$TMP/ranges.dom"' "capture ranges: in the legend"
     fi
     [ -f "$TMP/capped.dom" ] && check 'grep -q "id=\"cap-note\"" "$TMP/capped.dom"' "capped page shows its note"
     shot_page=${pages[-1]}
