@@ -4,9 +4,10 @@ launch-bound PyTorch loop unprofiled, under the minimal CUPTI consumer (the floo
 Reports the added host time per kernel against unprofiled and the ratios the targets name:
 warplens <= 1.25 x floor and <= 0.5 x torch.profiler.
 
-Method. Per-process timings on the lent machine moved by up to +-35 % between processes (bimodal),
-more than the differences measured; address-space randomisation was the cause and is off (see
-NO_ASLR). Each round runs every mode once, in an order rotated per
+Method. Per-process timings on the lent machine move by up to +-35 % between processes (bimodal),
+more than the differences measured; a first test blamed address-space randomisation, which is off
+(see NO_ASLR), but the runs stay bimodal without it (the CPU probe below). Each round runs every
+mode once, in an order rotated per
 round; a mode's added cost in a round is its time minus that round's unprofiled time (paired), and
 the table gives the median of those paired differences over the rounds with their quartiles, next
 to the plain medians. The C loop's measure is the CPU time of the launch calls (US_HOST_PER_LAUNCH,
@@ -44,10 +45,10 @@ import sys
 
 
 PIN = ["taskset", "-c", "2-5"]  # every mode on the same cores: less noise between modes (--cpus)
-# Address-space randomisation off (setarch -R) unless --aslr: with it on, a process of the PyTorch
-# loop lands in a fast or a ~40 % slower layout at random (6 of 6 fast without, 3 of 6 slow with,
-# bench/results/overhead-aslr-h100.txt), a noise larger than the costs measured. The layout is then
-# fixed per mode, so a mode stuck in a slow layout shows as a steady outlier in its runs.
+# Address-space randomisation off (setarch -R) unless --aslr: a first test found PyTorch-loop
+# processes slow at random with it (3 of 6) and not without (6 of 6 fast,
+# bench/results/overhead-aslr-h100.txt); later runs with it off were still bimodal in every mode
+# (overhead-torch-probe.md: the CPU probe), so it removes one source of layout noise at most.
 NO_ASLR = ["setarch", "-R"]
 
 
