@@ -82,6 +82,17 @@ static int stats_say(const char *session, const char *name, const char *needle)
     return found;
 }
 
+/* Imports the capture into g_dir/name.wlsession (path in out, the capture freed) and opens it. */
+static wl_session *import_open(capbuf *b, const char *name, char *out, size_t out_size)
+{
+    char err[512];
+    CHECK(test_capture_session(b, g_dir, name, out, out_size, err, sizeof err) == 0);
+    free(b->data);
+    wl_session *s = wl_session_open(out, err, sizeof err);
+    CHECK(s != NULL);
+    return s;
+}
+
 /* Exports the session as Chrome JSON, a Perfetto trace and the HTML report into g_dir/name.*; the
  * Chrome JSON's text (caller frees) and the timeline stats. */
 static char *export_all(wl_session *s, const char *name, wl_export_stats *pst, wl_export_stats *jst)
@@ -137,8 +148,7 @@ static void test_two_ranges(void)
     capbuf b;
     build_two_ranges(&b);
     char out[700], err[512];
-    CHECK(test_capture_session(&b, g_dir, "ranges", out, sizeof out, err, sizeof err) == 0);
-    free(b.data);
+    wl_session *s = import_open(&b, "ranges", out, sizeof out);
 
     sqlite3 *db;
     CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
@@ -149,9 +159,6 @@ static void test_two_ranges(void)
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM capture_range WHERE start_tid = 5151 AND pid = 5151"), 2);
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM capture_range WHERE end_tid = 5151"), 1);
     sqlite3_close(db);
-
-    wl_session *s = wl_session_open(out, err, sizeof err);
-    CHECK(s != NULL);
     if (!s)
         return;
     wl_capture_ranges cr;
@@ -222,11 +229,8 @@ static void test_never_started(void)
     add_process(&b);
     add_range(&b, WLCAP_CAPTURE_MODE, T0);
     add_end(&b, T0 + 5000000);
-    char out[700], err[512];
-    CHECK(test_capture_session(&b, g_dir, "never", out, sizeof out, err, sizeof err) == 0);
-    free(b.data);
-    wl_session *s = wl_session_open(out, err, sizeof err);
-    CHECK(s != NULL);
+    char out[700];
+    wl_session *s = import_open(&b, "never", out, sizeof out);
     if (!s)
         return;
     wl_capture_ranges cr;
@@ -244,11 +248,8 @@ static void test_whole_run(void)
     cb_init(&b, PID, T0);
     add_process(&b);
     add_end(&b, T0 + 5000000);
-    char out[700], err[512];
-    CHECK(test_capture_session(&b, g_dir, "whole", out, sizeof out, err, sizeof err) == 0);
-    free(b.data);
-    wl_session *s = wl_session_open(out, err, sizeof err);
-    CHECK(s != NULL);
+    char out[700];
+    wl_session *s = import_open(&b, "whole", out, sizeof out);
     if (!s)
         return;
     wl_capture_ranges cr;
@@ -267,11 +268,8 @@ static void test_killed_inside(void)
     add_range(&b, WLCAP_CAPTURE_MODE, T0);
     add_range(&b, WLCAP_CAPTURE_START, T0 + 1000000);
     add_kernel(&b, cb_string(&b, "_Z4stepv"), 1, T0 + 2000000);
-    char out[700], err[512];
-    CHECK(test_capture_session(&b, g_dir, "killed", out, sizeof out, err, sizeof err) == 0);
-    free(b.data);
-    wl_session *s = wl_session_open(out, err, sizeof err);
-    CHECK(s != NULL);
+    char out[700];
+    wl_session *s = import_open(&b, "killed", out, sizeof out);
     if (!s)
         return;
     wl_export_stats pst, jst;

@@ -192,8 +192,8 @@ int wl_session_each_capture_range(wl_session *s, void (*fn)(const wl_capture_ran
                            " coalesce(ended_by, '') FROM capture_range ORDER BY pid, start_ns, id",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
-    int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int n = 0, rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         wl_capture_range_row r;
         memset(&r, 0, sizeof r);
         r.pid = (uint32_t)sqlite3_column_int64(st, 0);
@@ -205,9 +205,8 @@ int wl_session_each_capture_range(wl_session *s, void (*fn)(const wl_capture_ran
         fn(&r, arg);
         n++;
     }
-    int rc = sqlite3_errcode(s->db);
     sqlite3_finalize(st);
-    return rc == SQLITE_DONE || rc == SQLITE_OK ? n : -1;
+    return rc == SQLITE_DONE ? n : -1;
 }
 
 int wl_session_each_process(wl_session *s, void (*fn)(const wl_process_row *, void *), void *arg)
