@@ -177,6 +177,10 @@ def run_rounds(modes, reps, sess):
     for rep in range(reps):
         for m in order[rep % len(order):] + order[:rep % len(order)]:
             samples[m].append(modes[m]())
+            # progress, so that a run cut short by a time limit still shows what it measured
+            print(f"[overhead] round {rep + 1}/{reps} {m}: " +
+                  ", ".join(f"{k} {v:.3f}" for k, v in samples[m][-1].items() if isinstance(v, float)),
+                  file=sys.stderr, flush=True)
             if m == "warplens run":
                 kernels.append(session_kernels(sess))
     return samples, kernels
@@ -196,13 +200,18 @@ def main():
     ap.add_argument("--cpus", default="2-5", help="taskset CPU list every mode runs on")
     ap.add_argument("--lean", action="store_true",
                     help="only the modes the targets compare (unprofiled, floor, warplens run, torch.profiler)")
-    ap.add_argument("--only", default="", help="comma-separated extra modes to run besides unprofiled, floor and"
+    ap.add_argument("--only", default="", help="semicolon-separated extra modes to run besides unprofiled, floor and"
                     " warplens run (names as in the tables)")
     ap.add_argument("--breakdown", action="store_true",
                     help="also run warplens with parts of the recording switched off")
     ap.add_argument("--inproc", action="store_true",
                     help="the in-process method instead (recording toggled within each process; see above)")
     ap.add_argument("--rounds", type=int, default=20, help="--inproc: off/on rounds per PyTorch process")
+    ap.add_argument("--ab", default="", metavar="LABEL=LIB",
+                    help="--inproc: also run warplens with another recorder library (e.g. the previous commit's)"
+                         " and with the realtime hot-path clock (WARPLENS_HOST_CLOCK=realtime), interleaved")
+    ap.add_argument("--no-torch-profiler", dest="lean_inproc", action="store_true",
+                    help="--inproc: leave torch.profiler out (its in-process cost is known; saves device time)")
     a = ap.parse_args()
     PIN[2] = a.cpus
     if a.aslr:
@@ -269,8 +278,8 @@ def main():
             if m in keep:
                 continue
             diagnostic = m == "warplens run --nvml-interval 0"
-            if ((a.lean and not m.startswith("torch.profiler")) or (a.only and m not in a.only.split(","))
-                    or (diagnostic and m not in a.only.split(","))):
+            if ((a.lean and not m.startswith("torch.profiler")) or (a.only and m not in a.only.split(";"))
+                    or (diagnostic and m not in a.only.split(";"))):
                 modes.pop(m)
     ok = True
     suites = chosen_suites(suites, a.suites)
@@ -351,34 +360,59 @@ def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_
         # the parts: warplens' kernel and API recording alone, and the two ways CUPTI can time the
         # API calls (empty callbacks, warplens' way; per-call activity records) with and without kernels
         no_kernels = dict(floor_cb_range_env, WL_FLOOR_KERNELS="0")
-        return {"warplens run --record kernels": wl_record("kernels", cmd),
+        return {"floor + latency timestamps": lambda: run_toggle(cmd, dict(floor_range_env, WL_FLOOR_LATENCY="1")),
+                "warplens run --record kernels": wl_record("kernels", cmd),
                 "warplens run --record api": wl_record("api", cmd),
+                "warplens run --record kernels,api": wl_record("kernels,api", cmd),
                 "floor + empty CUPTI API callbacks": lambda: run_toggle(cmd, floor_cb_range_env),
                 "floor + per-call API activity records":
                     lambda: run_toggle(cmd, dict(floor_cb_range_env, WL_FLOOR_CB="activity")),
                 "empty CUPTI API callbacks alone": lambda: run_toggle(cmd, no_kernels),
                 "per-call API activity records alone": lambda: run_toggle(cmd, dict(no_kernels, WL_FLOOR_CB="activity"))}
+    def ab(cmd):
+        # the same CLI with another recorder, and this recorder on the realtime clock: what changed
+        if not a.ab:
+            return {}
+        label, lib = a.ab.split("=", 1)
+        return {f"warplens run, recorder {label}":
+                    lambda: run_toggle(wl + cmd, dict(base_env, WARPLENS_RECORDER_LIB=os.path.abspath(lib))),
+                "warplens run, WARPLENS_HOST_CLOCK=realtime":
+                    lambda: run_toggle(wl + cmd, dict(base_env, WARPLENS_HOST_CLOCK="realtime"))}
     suites = {
         "C launch loop": {
             "unprofiled (null check)": lambda: run_toggle(c_cmd, base_env),
             "floor (CUPTI kernels only)": lambda: run_toggle(c_cmd, floor_range_env),
             "warplens run": lambda: run_toggle(wl + c_cmd, base_env),
+            **ab(c_cmd),
             **(breakdown(c_cmd) if a.breakdown else {}),
         },
         "PyTorch loop": {
             "unprofiled (null check)": lambda: run_toggle(t_cmd, base_env),
             "floor (CUPTI kernels only)": lambda: run_toggle(t_cmd, floor_range_env),
             "warplens run": lambda: run_toggle(wl + t_cmd, base_env),
-            "torch.profiler (CUDA)": lambda: run_toggle(t_cmd + ["--torch-profiler", "cuda"], base_env),
+            **ab(t_cmd),
+            **({} if a.lean_inproc else
+               {"torch.profiler (CUDA)": lambda: run_toggle(t_cmd + ["--torch-profiler", "cuda"], base_env)}),
             **(breakdown(t_cmd) if a.breakdown else {}),
         },
     }
+    if a.only:  # keep the three the targets compare, and the null check, plus the named ones
+        keep = {"unprofiled (null check)", "floor (CUPTI kernels only)", "warplens run"} | set(a.only.split(";"))
+        # any other record set, named the same way ("warplens run --record kernels,nvtx")
+        for name in keep:
+            if name.startswith("warplens run --record "):
+                what = name.split()[-1]
+                suites["C launch loop"].setdefault(name, wl_record(what, c_cmd))
+                suites["PyTorch loop"].setdefault(name, wl_record(what, t_cmd))
+        suites = {k: {m: f for m, f in v.items() if m in keep} for k, v in suites.items()}
     suites = chosen_suites(suites, a.suites)
     gpu = gpu_name()
     lines = [f"# warplens overhead benchmark, in-process method — "
              f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC", "",
              f"Device: {gpu}. Command: `python3 bench/overhead.py {a.build} OUT --inproc --reps {a.reps} "
              f"--rounds {a.rounds} --suites {a.suites} --cpus {a.cpus}{' --breakdown' if a.breakdown else ''}"
+             f"{(' --ab ' + a.ab) if a.ab else ''}{' --no-torch-profiler' if a.lean_inproc else ''}"
+             f"{(' --only ' + chr(39) + a.only + chr(39)) if a.only else ''}"
              f"{' --no-pin' if a.no_pin else ''}"
              f"{' --aslr' if a.aslr else ''}`. Every process switches recording off and on in alternating "
              "rounds (cudaProfilerStop/Start: warplens --capture-range profiler-api, the floor with "
@@ -392,15 +426,21 @@ def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_
     for suite, modes in suites.items():
         samples, kernels = run_rounds(modes, a.reps, sess)
         lines += [f"## {suite}: host time per launch, added within the process", "",
-                  "| mode | added (median over processes) | added quartiles | before the first start (median) |"
+                  "| mode | added (median over processes) | added quartiles | added / off (median) | added / off "
+                  "quartiles | before the first start (median) |"
                   " off (median) | on (median) | off - before the first start (median) | added per process (in order) |",
-                  "|---|---|---|---|---|---|---|---|"]
-        added = {}
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        added, rel = {}, {}
         for m in modes:
             d = [r["added"] for r in samples[m]]
             added[m] = statistics.median(d)
             q1, q3 = quartiles(d)
-            lines.append(f"| {m} | {added[m]:+.3f} | {q1:+.3f} .. {q3:+.3f} | "
+            # a process runs fast or slow as a whole (see the CPU probe above), and the recording's cost
+            # scales with it: its cost relative to the same process's 'off' time cancels that
+            rv = [r["added"] / r["off"] for r in samples[m]]
+            rel[m] = statistics.median(rv)
+            r1, r3 = quartiles(rv)
+            lines.append(f"| {m} | {added[m]:+.3f} | {q1:+.3f} .. {q3:+.3f} | {rel[m]:+.4f} | {r1:+.4f} .. {r3:+.4f} | "
                          f"{statistics.median(r['pre'] for r in samples[m]):.3f} | "
                          f"{statistics.median(r['off'] for r in samples[m]):.3f} | "
                          f"{statistics.median(r['on'] for r in samples[m]):.3f} | "
@@ -417,6 +457,14 @@ def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_
         r_floor = wlc / fl if fl > 0 else float("inf")
         lines.append(f"warplens added cost / floor added cost = {wlc:+.3f} / {fl:+.3f} = {r_floor:.2f} (target <= 1.25)")
         ok &= r_floor <= 1.25
+        rfl = rel["floor (CUPTI kernels only)"]
+        lines.append(f"the same relative to each process's own 'off' time: {rel['warplens run']:+.4f} / {rfl:+.4f} = "
+                     f"{(rel['warplens run'] / rfl if rfl > 0 else float('inf')):.2f}")
+        for m in modes:
+            if m not in ("unprofiled (null check)", "floor (CUPTI kernels only)", "warplens run"):
+                lines.append(f"  for comparison, {m}: {added[m]:+.3f} / {fl:+.3f} = "
+                             f"{(added[m] / fl if fl > 0 else float('inf')):.2f}; relative "
+                             f"{(rel[m] / rfl if rfl > 0 else float('inf')):.2f}")
         if "torch.profiler (CUDA)" in added:
             tp = added["torch.profiler (CUDA)"]
             r_tp = wlc / tp if tp > 0 else float("inf")

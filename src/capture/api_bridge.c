@@ -110,28 +110,14 @@ static void thread_name(const char *name)
 
 static int is_recording(void) { return atomic_load(&wl_state) == WL_STATE_RUNNING; }
 
-static _Thread_local struct {
-    double flops, bytes;
-    uint32_t precision, set;
-} t_next;
-
+/* the counts wait in wl_tls (recorder.h) for the thread's next launch callback */
 static void annotate_next_launch(double flops, double bytes, int precision)
 {
-    t_next.flops = flops > 0 ? flops : 0;
-    t_next.bytes = bytes > 0 ? bytes : 0;
-    t_next.precision = precision >= 0 && precision <= 3 ? (uint32_t)precision : 0;
-    t_next.set = 1;
-}
-
-int wl_take_launch_annotation(double *flops, double *bytes, uint32_t *precision)
-{
-    if (!t_next.set)
-        return 0;
-    t_next.set = 0;
-    *flops = t_next.flops;
-    *bytes = t_next.bytes;
-    *precision = t_next.precision;
-    return 1;
+    wl_thread_locals *me = &wl_tls;
+    me->annotation_flops = flops > 0 ? flops : 0;
+    me->annotation_bytes = bytes > 0 ? bytes : 0;
+    me->annotation_precision = precision >= 0 && precision <= 3 ? (uint32_t)precision : 0;
+    me->annotation_set = 1;
 }
 
 static void annotate_scope(double flops, double bytes, int precision)

@@ -11,7 +11,8 @@
 
 #include <cupti.h>
 #include <string.h>
-#include <time.h>
+
+#include "capture/host_clock.h"
 
 #include "common/log.h"
 
@@ -41,16 +42,10 @@ static int has_prefix(const char *name, const char *const *list)
     return 0;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts); /* CUPTI's activity clock on Linux */
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 int wl_api_callbacks_select(uint32_t record_mask)
 {
     wl_occ_check_init();
+    wl_host_clock_init();
     if (wl_mpsc_init(&wl_api_ring, 1u << 16, sizeof(wl_api_event)) != 0) {
         wl_log("out of memory for the API call ring; API calls are not recorded");
         return 0;
@@ -80,42 +75,43 @@ void wl_api_callbacks_set(void *subscriber, int on)
         wl_log_once(&once, "no CUDA API callback could be enabled; launch costs are not recorded");
 }
 
-/* On the application's thread: two clock reads and one ring push, nothing else. */
+/* On the application's thread: two clock reads (host_clock.h: ticks, made nanoseconds by the
+ * writer), one look-up of the thread's state and one ring push, nothing else. */
 void wl_api_callback(uint32_t domain, uint32_t cbid, const void *data)
 {
     const CUpti_CallbackData *cd = data;
-    if (wl_internal_calls) { /* the recorder's own copies and calibration kernel are not the program's */
-        if (cd->callbackSite == CUPTI_API_EXIT)
-            wl_internal_corr_add(cd->correlationId);
+    if (cd->callbackSite == CUPTI_API_ENTER) {
+        *cd->correlationData = wl_host_ticks(); /* the recorder's own calls too: cheaper than asking */
         return;
     }
-    if (cd->callbackSite == CUPTI_API_ENTER) {
-        *cd->correlationData = now_ns();
+    wl_thread_locals *me = &wl_tls;
+    if (me->internal_calls) { /* the recorder's own copies and calibration kernel are not the program's */
+        wl_internal_corr_add(cd->correlationId);
         return;
     }
     wl_api_event e;
     e.start = *cd->correlationData;
-    e.end = now_ns();
+    e.end = wl_host_ticks();
     e.cbid = cbid;
-    e.tid = wl_current_tid();
+    e.tid = me->tid ? me->tid : wl_current_tid();
     e.correlation_id = cd->correlationId;
     e.return_value = cd->functionReturnValue ? (uint32_t) * (const CUresult *)cd->functionReturnValue : 0;
     e.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? WLCAP_API_RUNTIME : WLCAP_API_DRIVER;
     e.kind = WL_API_EVENT_CALL;
     wl_mpsc_push(&wl_api_ring, &e);
     if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_is_launch[cbid]) {
-        double flops, bytes;
-        uint32_t precision;
-        if (wl_take_launch_annotation(&flops, &bytes, &precision)) {
+        if (me->annotation_set) { /* warplens_annotate_next_launch on this thread */
+            me->annotation_set = 0;
             /* the counts travel as the bits of two doubles in the start/end fields */
             e.kind = WL_API_EVENT_ANNOTATION;
-            memcpy(&e.start, &flops, sizeof flops);
-            memcpy(&e.end, &bytes, sizeof bytes);
-            e.cbid = precision;
+            memcpy(&e.start, &me->annotation_flops, sizeof e.start);
+            memcpy(&e.end, &me->annotation_bytes, sizeof e.end);
+            e.cbid = me->annotation_precision;
             wl_mpsc_push(&wl_api_ring, &e);
         }
         wl_occ_check_launch(cbid, data);
-        wl_inkernel_on_launch(cd->correlationId, cd->context);
+        if (me->inkernel_pending)
+            wl_inkernel_on_launch(cd->correlationId, cd->context);
     }
 }
 

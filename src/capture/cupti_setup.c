@@ -5,6 +5,7 @@
  * With --capture-range profiler-api, tracing (kernels, copies, sets, API calls) is switched on by
  * cudaProfilerStart and off by cudaProfilerStop, so outside those spans the program pays only for
  * CUPTI being loaded; NVTX markers are recorded throughout, as context for the spans. */
+#include "capture/cupti_callback.h"
 #include "capture/cupti_errors.h"
 #include "capture/recorder.h"
 
@@ -49,8 +50,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         wl_pool_complete(buffer, valid);
 }
 
-static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                                 const void *data)
+void CUPTIAPI wl_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                   const void *data)
 {
     (void)userdata;
     /* a launch's exit always reaches the metrics module: it releases the lock taken at entry */
@@ -201,7 +202,7 @@ int wl_cupti_start(const wl_config *cfg)
     sp.subscriberName = "warplens";
     sp.oldSubscriberName = holder;
     sp.oldSubscriberSize = sizeof holder;
-    CUptiResult st = cuptiSubscribe_v2(&g_subscriber, on_callback, NULL, &sp);
+    CUptiResult st = cuptiSubscribe_v2(&g_subscriber, wl_cupti_on_callback, NULL, &sp);
     if (st == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         wl_log("CUPTI is already in use by %s; this run is not recorded (the program runs normally)",
                holder[0] ? holder : "another profiler");

@@ -37,8 +37,6 @@ typedef struct ik_slot {
 static ik_slot g_slots[SLOTS];
 static atomic_ullong g_lost;
 static char g_dir[4096];
-static _Thread_local int t_pending; /* slot index + 1 of this thread's registration */
-_Thread_local int wl_internal_calls;
 
 /* Correlation ids of the recorder's own calls, direct-mapped by their low bits: the writer thread
  * asks for every kernel and copy record, so a look-up is one load. Ids are consecutive, so the
@@ -91,14 +89,14 @@ int wl_inkernel_next_launch(const wl_bridge_inkernel_buffer *b)
         return -1;
     }
     ik_slot *s = NULL;
-    if (t_pending) { /* registered twice before launching: the newer registration wins */
-        s = &g_slots[t_pending - 1];
+    if (wl_tls.inkernel_pending) { /* registered twice before launching: the newer registration wins */
+        s = &g_slots[wl_tls.inkernel_pending - 1];
     } else {
         for (int i = 0; i < SLOTS && !s; i++) {
             int expect = SLOT_FREE;
             if (atomic_compare_exchange_strong(&g_slots[i].state, &expect, SLOT_FILLING)) {
                 s = &g_slots[i];
-                t_pending = i + 1;
+                wl_tls.inkernel_pending = i + 1;
             }
         }
         if (!s) {
@@ -122,10 +120,10 @@ int wl_inkernel_next_launch(const wl_bridge_inkernel_buffer *b)
 
 void wl_inkernel_on_launch(uint32_t correlation_id, void *context)
 {
-    if (!t_pending)
+    if (!wl_tls.inkernel_pending)
         return;
-    ik_slot *s = &g_slots[t_pending - 1];
-    t_pending = 0;
+    ik_slot *s = &g_slots[wl_tls.inkernel_pending - 1];
+    wl_tls.inkernel_pending = 0;
     s->correlation_id = correlation_id;
     s->context = (CUcontext)context;
     atomic_store_explicit(&s->state, SLOT_LAUNCHED, memory_order_release);
@@ -244,7 +242,7 @@ int wl_inkernel_collect(void)
     uint8_t *staging = NULL;
     calib_entry cache[MAX_CONTEXTS];
     int n_cache = 0, collected = 0;
-    wl_internal_calls++;
+    wl_tls.internal_calls++;
     for (int i = 0; i < SLOTS; i++) {
         ik_slot *s = &g_slots[i];
         int expect = SLOT_LAUNCHED;
@@ -280,7 +278,7 @@ int wl_inkernel_collect(void)
         }
         atomic_store(&s->state, SLOT_FREE);
     }
-    wl_internal_calls--;
+    wl_tls.internal_calls--;
     free(staging);
     return collected;
 }

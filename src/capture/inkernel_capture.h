@@ -26,9 +26,9 @@ void wl_inkernel_shutdown(void);
 /* clock_calibration.c: realtime - %globaltimer in the current context. 0, or -1 with why. */
 int wl_calibrate_globaltimer(int64_t *offset_ns, uint64_t *uncertainty_ns, char *why, size_t why_size);
 
-/* Calls the recorder makes itself (calibration kernel, copies) set this so the API callbacks
- * skip them and remember their correlation ids; activity records with those ids are dropped. */
-extern _Thread_local int wl_internal_calls;
+/* Calls the recorder makes itself (calibration kernel, copies) raise wl_tls.internal_calls so the
+ * API callbacks skip them and remember their correlation ids; activity records with those ids are
+ * dropped. */
 void wl_internal_corr_add(uint32_t correlation_id);
 int wl_internal_corr_is(uint32_t correlation_id);
 

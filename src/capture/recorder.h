@@ -77,9 +77,6 @@ int wl_api_callbacks_select(uint32_t record_mask);  /* chooses the API ids; retu
 void wl_api_callbacks_set(void *subscriber, int on); /* their callbacks on or off */
 void wl_api_callback(uint32_t domain, uint32_t cbid, const void *cbdata);
 void wl_api_write_names(void);
-/* api_bridge.c: the calling thread's pending warplens_annotate_next_launch, taken by the launch
- * callback (1 when there was one). */
-int wl_take_launch_annotation(double *flops, double *bytes, uint32_t *precision);
 void wl_occ_check_init(void);                     /* reads WARPLENS_CHECK_OCCUPANCY */
 void wl_occ_check_launch(uint32_t cbid, const void *cbdata); /* launch callback, at exit */
 
@@ -101,6 +98,18 @@ void wl_decode_report_dropped(void);
 void wl_threads_seen(uint32_t tid);
 void wl_threads_refresh_all(void);
 uint32_t wl_current_tid(void);
+/* The calling thread's state that a launch callback reads, in one thread-local block (threads.c):
+ * in a library loaded at run time every thread-local is found through a __tls_get_addr call, so a
+ * launch looks up one block instead of one variable per module. */
+typedef struct wl_thread_locals {
+    uint32_t tid;                 /* threads.c: the thread's id, 0 until wl_current_tid() */
+    int internal_calls;           /* inkernel_capture.c: > 0 while the recorder itself calls CUDA */
+    int inkernel_pending;         /* inkernel_capture.c: slot + 1 of a buffer waiting for its launch */
+    uint32_t annotation_set;      /* api_bridge.c: warplens_annotate_next_launch's counts wait below */
+    uint32_t annotation_precision;
+    double annotation_flops, annotation_bytes;
+} wl_thread_locals;
+extern _Thread_local wl_thread_locals wl_tls;
 /* Starts one of the recorder's own threads, named, with every signal blocked (the application's
  * signals are not its business); pthread_create's result. */
 int wl_thread_start(pthread_t *thread, const char *name, void *(*main_fn)(void *));

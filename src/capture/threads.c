@@ -29,12 +29,14 @@ int wl_thread_start(pthread_t *thread, const char *name, void *(*main_fn)(void *
     return rc;
 }
 
+_Thread_local wl_thread_locals wl_tls;
+
 uint32_t wl_current_tid(void)
 {
-    static _Thread_local uint32_t tid;
-    if (!tid)
-        tid = (uint32_t)syscall(SYS_gettid);
-    return tid;
+    wl_thread_locals *me = &wl_tls;
+    if (!me->tid)
+        me->tid = (uint32_t)syscall(SYS_gettid);
+    return me->tid;
 }
 
 static void write_os_name(uint32_t tid)

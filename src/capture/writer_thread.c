@@ -3,6 +3,7 @@
  * often enough that a process killed by a signal leaves almost everything on disk. */
 #include "capture/recorder.h"
 #include "capture/inkernel_capture.h"
+#include "capture/host_clock.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -89,9 +90,9 @@ static void write_api(const wl_api_event *e)
     }
     wlcap_api r;
     memset(&r, 0, sizeof r);
-    r.end = e->end;
     /* a call already under way when recording started has no entry time */
-    r.start = (e->start && e->start <= e->end) ? e->start : e->end;
+    r.end = wl_host_clock_to_ns(e->end);
+    r.start = (e->start && e->start <= e->end) ? wl_host_clock_to_ns(e->start) : r.end;
     r.cbid = e->cbid;
     r.tid = e->tid;
     r.correlation_id = e->correlation_id;
@@ -117,6 +118,7 @@ static void drain(void)
     while (wl_mpsc_pop(&wl_event_ring, &ev))
         write_event(&ev);
     wl_api_event api;
+    wl_host_clock_sample(); /* the pair the calls' ticks are mapped with */
     while (wl_mpsc_pop(&wl_api_ring, &api))
         write_api(&api);
     wl_metrics_drain();

@@ -27,6 +27,10 @@ def main(path: str) -> int:
     check(unlinked == 0, "every kernel linked to its launch call", unlinked)
     untimed = q("SELECT count(*) FROM kernel WHERE has_timestamps = 0")
     check(untimed == 0, "every kernel timed", untimed)
+    # CUPTI's queued time is taken inside the launch call: the recorder's call times must bracket it
+    outside = q("SELECT count(*) FROM kernels k JOIN api_call a ON a.id = k.api_id WHERE k.graph_id IS NULL"
+                " AND k.queued_ns IS NOT NULL AND NOT (k.queued_ns BETWEEN a.start_ns AND a.end_ns)")
+    check(outside == 0, "CUPTI's queued time inside its launch call's recorded start..end", outside)
     gemm = q("SELECT count(*) FROM kernels k JOIN api_call a ON a.id = k.api_id WHERE (k.name LIKE '%gemm%'"
              " OR k.name LIKE '%nvjet%' OR k.name LIKE '%xmma%') AND a.category = 'launch'")
     check(gemm >= 20, "cuBLAS matmul kernels linked to their launch calls", gemm)

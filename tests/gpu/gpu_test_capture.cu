@@ -258,6 +258,14 @@ static void check_kernel(sqlite3 *db, const void *fn, const char *name, long lon
              name);
     snprintf(what, sizeof what, "%s: every kernel linked to the API call that launched it", name);
     eq(db, what, sql, 0);
+    /* CUPTI's queued time is taken by the driver inside the launch call: the recorder's call times
+     * (host_clock.c: TSC ticks mapped to CUPTI's clock) must bracket it */
+    snprintf(sql, sizeof sql,
+             "SELECT count(*) FROM kernels k JOIN api_call a ON a.id = k.api_id WHERE k.short_name = '%s'"
+             " AND k.graph_id IS NULL AND NOT (k.queued_ns BETWEEN a.start_ns AND a.end_ns)",
+             name);
+    snprintf(what, sizeof what, "%s: CUPTI's queued time inside its launch call's recorded start..end", name);
+    eq(db, what, sql, 0);
 }
 
 static int checker(const char *warplens, const char *self)
