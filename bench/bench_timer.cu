@@ -13,16 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../tests/gpu/gpu_ck.h" /* CK(call): the GPU suite's must-succeed check */
 #include "warplens/timer.h"
-
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 enum { N = 20000, RUNS = 7 };
 

@@ -28,12 +28,20 @@ warplens with --capture-range profiler-api and the floor with WL_FLOOR_RANGE=1 r
 cudaProfilerStart, torch.profiler only inside its context. Per process: the median of the rounds'
 paired on - off; per mode: the median of that over the processes. The differences between
 processes (layout, thread placement, GPU clocks) that move whole runs by more than the costs
-measured cancel in the pairs; unprofiled is run the same way as the method's null check. What it
-leaves out: anything a profiler costs while loaded but off (for warplens and the floor: CUPTI
-loaded with a handful of callbacks), which the between-process tables measure.
+measured cancel in the pairs; unprofiled is run the same way as the method's null check. A slow
+process pays more for the same recording too, so each process's added cost is also given relative
+to its own 'off' time (added / off), which spreads far less across processes. What it leaves out:
+anything a profiler costs while loaded but off (for warplens and the floor: CUPTI loaded with a
+handful of callbacks), which the between-process tables measure. --breakdown and --only name
+further modes (the floor with latency timestamps, CUPTI's callbacks alone, warplens with any
+--record set); --ab runs warplens with another recorder library beside this one.
+
+Every process's numbers also go to stderr as it ends ("[overhead] round ..."), so a run cut short
+by a time limit can still be reported: --from-log STDERR, with the same options.
 
 usage: python3 bench/overhead.py BUILD_DIR OUT_DIR [--reps 15] [--kernels 50000] [--steps 2000] [--no-pin] [--aslr]
-                                 [--inproc [--rounds 20]]"""
+                                 [--lean | --only 'MODE;MODE'] [--from-log STDERR]
+                                 [--inproc [--rounds 20] [--breakdown] [--ab LABEL=LIB] [--no-torch-profiler]]"""
 import argparse
 import datetime
 import os
@@ -52,11 +60,17 @@ PIN = ["taskset", "-c", "2-5"]  # every mode on the same cores: less noise betwe
 NO_ASLR = ["setarch", "-R"]
 
 
-def run(cmd, env=None):
-    """The program's measures: {"host": ..., "e2e": ...} (host only where it prints one)."""
+def run_process(cmd, env):
+    """Runs one measured process, pinned and without address-space randomisation; it must succeed."""
     p = subprocess.run(PIN + NO_ASLR + cmd, capture_output=True, text=True, env=env, timeout=300)
     if p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
+    return p
+
+
+def run(cmd, env=None):
+    """The program's measures: {"host": ..., "e2e": ...} (host only where it prints one)."""
+    p = run_process(cmd, env)
     out = {}
     for line in p.stdout.splitlines():
         if line.startswith("US_PER_KERNEL "):
@@ -72,9 +86,7 @@ def run(cmd, env=None):
 
 def run_toggle(cmd, env=None):
     """An in-process off/on run: {"off", "on", "added"} in us per launch, and the recorder's stderr."""
-    p = subprocess.run(PIN + NO_ASLR + cmd, capture_output=True, text=True, env=env, timeout=300)
-    if p.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({p.returncode}): {p.stderr[-2000:]}")
+    p = run_process(cmd, env)
     out = {}
     for line in p.stdout.splitlines():
         for key, name in (("US_HOST_OFF ", "off"), ("US_HOST_ON ", "on"), ("US_HOST_ADDED ", "added"),
@@ -167,6 +179,33 @@ def probe_classes(samples, measure, lines):
     return out
 
 
+PROGRESS = re.compile(r"\[overhead\] round (\d+)/\d+ (.+?): (.*)$")
+
+
+def rounds_from_log(modes, path):
+    """The runs of an earlier invocation, read back from its progress lines (stderr): only rounds
+    that ran every mode, so that the pairing by round still holds. Sessions are not kept, so no
+    (kernels, lost) counts."""
+    rounds = {}
+    with open(path) as f:
+        for line in f:
+            m = PROGRESS.match(line.strip())
+            if m and m.group(2) in modes:
+                vals = {k: float(v) for k, v in (kv.rsplit(" ", 1) for kv in m.group(3).split(", "))}
+                rounds.setdefault(int(m.group(1)), {})[m.group(2)] = vals
+    complete = [r for r in sorted(rounds) if len(rounds[r]) == len(modes)]
+    if not complete:
+        raise RuntimeError(f"{path}: no round with every mode ({', '.join(modes)})")
+    return {m: [rounds[r][m] for r in complete] for m in modes}, []
+
+
+def from_log_note(a):
+    if not a.from_log:
+        return ""
+    return (f" Reported afterwards from that run's progress lines (`--from-log {os.path.basename(a.from_log)}`): only "
+            "its rounds that ran every mode count, and its sessions were not kept.")
+
+
 def run_rounds(modes, reps, sess):
     """Every mode once per round for reps rounds, the order rotated each round so no mode always
     follows the same one (page cache, GPU clocks, thermal state): the runs per mode, and the
@@ -207,6 +246,9 @@ def main():
     ap.add_argument("--inproc", action="store_true",
                     help="the in-process method instead (recording toggled within each process; see above)")
     ap.add_argument("--rounds", type=int, default=20, help="--inproc: off/on rounds per PyTorch process")
+    ap.add_argument("--from-log", default="", metavar="STDERR",
+                    help="report from an earlier run's progress lines instead of running (the same options, one"
+                         " suite: e.g. a run cut short by a time limit); only rounds that ran every mode count")
     ap.add_argument("--ab", default="", metavar="LABEL=LIB",
                     help="--inproc: also run warplens with another recorder library (e.g. the previous commit's)"
                          " and with the realtime hot-path clock (WARPLENS_HOST_CLOCK=realtime), interleaved")
@@ -271,7 +313,7 @@ def main():
               f"{(' --only ' + chr(39) + a.only + chr(39)) if a.only else ''}` (modes interleaved, their order rotated every "
               f"round; each run reports the median over segments; added = median over the {a.reps} rounds of the "
               f"mode's time minus the same round's unprofiled time; "
-              f"OMP_NUM_THREADS={base_env['OMP_NUM_THREADS']}).", ""]
+              f"OMP_NUM_THREADS={base_env['OMP_NUM_THREADS']})." + from_log_note(a), ""]
     keep = {"unprofiled", "floor (CUPTI kernels only)", "warplens run"}
     for modes in suites.values():
         for m in list(modes):
@@ -284,7 +326,7 @@ def main():
     ok = True
     suites = chosen_suites(suites, a.suites)
     for suite, modes in suites.items():
-        samples, kernels = run_rounds(modes, a.reps, sess)
+        samples, kernels = (rounds_from_log(modes, a.from_log) if a.from_log else run_rounds(modes, a.reps, sess))
         measures = ["host", "e2e"] if "host" in samples["unprofiled"][0] else ["e2e"]
         primary = measures[0]
         names = {"host": "host time of the launch calls, us per launch (GPU idle at the start)",
@@ -421,10 +463,10 @@ def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_
              f"({a.reps}, modes interleaved, order rotated every round; OMP_NUM_THREADS="
              f"{base_env['OMP_NUM_THREADS']}). The C loop launches empty kernels (256 per timed segment, 10 "
              "segments per half-round); the PyTorch loop times single steps of 24 ops with the GPU idle at "
-             f"their start (100 per half-round, {a.rounds} rounds).", ""]
+             f"their start (100 per half-round, {a.rounds} rounds)." + from_log_note(a), ""]
     ok = True
     for suite, modes in suites.items():
-        samples, kernels = run_rounds(modes, a.reps, sess)
+        samples, kernels = (rounds_from_log(modes, a.from_log) if a.from_log else run_rounds(modes, a.reps, sess))
         lines += [f"## {suite}: host time per launch, added within the process", "",
                   "| mode | added (median over processes) | added quartiles | added / off (median) | added / off "
                   "quartiles | before the first start (median) |"

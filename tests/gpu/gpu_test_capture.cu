@@ -18,6 +18,7 @@
 
 #include "gpu_workload_capture.cuh"
 #include "warplens/warplens.h"
+#include "gpu_check.h"
 #include "gpu_ck.h"
 
 enum { FILL_N = 50, WORKERS = 4, SAXPY_PER_WORKER = 25, GRAPH_NODES = 3, GRAPH_REPLAYS = 20 };
@@ -162,17 +163,11 @@ static int workload(int killed)
 }
 
 // ------------------------------------------------------------------------------------ checker
-static int passed, failed;
-
 static void expect(int ok, const char *what, long long got, long long want)
 {
-    if (ok) {
-        passed++;
-        printf("PASS %s\n", what);
-    } else {
-        failed++;
-        printf("FAIL %s (got %lld, want %lld)\n", what, got, want);
-    }
+    char d[96];
+    snprintf(d, sizeof d, "got %lld, want %lld", got, want);
+    verdict(what, ok, d);
 }
 
 static long long q(sqlite3 *db, const char *sql)
@@ -368,25 +363,15 @@ static int checker(const char *warplens, const char *self)
     } else {
         expect(0, "killed run: session readable", 0, 1);
     }
-    printf("capture: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    printf("capture: %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail != 0;
 }
 
-int main(int argc, char **argv)
+// "--workload" runs the workload, "--workload-killed" the one that is killed part-way
+static int workloads(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--workload"))
-        return workload(0);
-    if (argc > 1 && !strcmp(argv[1], "--workload-killed"))
-        return workload(1);
-    const char *warplens = getenv("WARPLENS_BIN");
-    if (!warplens) {
-        fprintf(stderr, "usage: WARPLENS_BIN=path/to/warplens %s\n", argv[0]);
-        return 2;
-    }
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return 2;
-    self[n] = 0;
-    return checker(warplens, self);
+    (void)argc;
+    return workload(!strcmp(argv[1], "--workload-killed"));
 }
+
+int main(int argc, char **argv) { return gpu_test_main(argc, argv, workloads, checker); }

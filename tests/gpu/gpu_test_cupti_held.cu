@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "gpu_check.h"
+
 __global__ void add_one(int *x) { x[threadIdx.x] += 1; }
 
 static void CUPTIAPI noop(void *, CUpti_CallbackDomain, CUpti_CallbackId, const void *) {}
@@ -34,42 +36,37 @@ static int workload(void)
     return 0;
 }
 
-int main(int argc, char **argv)
+static int workloads(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--workload"))
-        return workload();
-    const char *w = getenv("WARPLENS_BIN");
-    if (!w) {
-        fprintf(stderr, "usage: WARPLENS_BIN=path/to/warplens %s\n", argv[0]);
-        return 2;
-    }
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0)
-        return 2;
-    self[n] = 0;
+    (void)argc, (void)argv;
+    return workload();
+}
+
+static int checker(const char *warplens, const char *self)
+{
+    const char *session = "/tmp/wl_held.wlsession", *log = "/tmp/wl_held.err";
+    /* only the recorder's stderr: the summary on stdout may repeat its notices */
     char cmd[8400];
-    snprintf(cmd, sizeof cmd, "'%s' run -o /tmp/wl_held.wlsession -- '%s' --workload 2>/tmp/wl_held.err", w, self);
-    int rc = system(cmd);
-    int passed = 0, failed = 0;
-    int ok = WIFEXITED(rc) && WEXITSTATUS(rc) == 0;
-    printf("%s program ran normally and its exit status came through (%d)\n", ok ? "PASS" : "FAIL",
-           WIFEXITED(rc) ? WEXITSTATUS(rc) : -1);
-    ok ? passed++ : failed++;
-    FILE *f = fopen("/tmp/wl_held.err", "r");
-    int lines = 0, held = 0;
+    snprintf(cmd, sizeof cmd, "'%s' run -o '%s' -- '%s' --workload 2>'%s'", warplens, session, self, log);
+    int st = system(cmd);
+    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+    char d[128];
+    snprintf(d, sizeof d, "exit status %d", rc);
+    verdict("program ran normally and its exit status came through", rc == 0, d);
+    FILE *f = fopen(log, "r");
+    int held = 0;
     char line[1024];
     while (f && fgets(line, sizeof line, f)) {
-        lines++;
         if (strstr(line, "CUPTI is already in use"))
             held++;
         printf("  stderr: %s", line);
     }
     if (f)
         fclose(f);
-    ok = held == 1;
-    printf("%s exactly one line says CUPTI is held by another tool (%d)\n", ok ? "PASS" : "FAIL", held);
-    ok ? passed++ : failed++;
-    printf("cupti_held: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    snprintf(d, sizeof d, "%d such lines", held);
+    verdict("exactly one line says CUPTI is held by another tool", held == 1, d);
+    printf("cupti_held: %d passed, %d failed\n", g_pass, g_fail);
+    return g_fail != 0;
 }
+
+int main(int argc, char **argv) { return gpu_test_main(argc, argv, workloads, checker); }
