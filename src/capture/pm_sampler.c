@@ -34,6 +34,7 @@
 #define DESTROY_WAIT_NS 2000000000ull
 #define DEFAULT_DECODE_MS 10u          /* the shortest automatic decode period */
 #define MAX_DECODE_MS 100u
+#define HOLD_UP_MS 120u                /* the longest late decode the image has room for */
 #define DEFAULT_HW_BUFFER (128ull << 20)
 
 enum { ITEM_SAMPLE = 1, ITEM_DEF = 2 };
@@ -135,9 +136,15 @@ static int read_settings(void)
     g_set.decode_ms = (unsigned)(dms < DEFAULT_DECODE_MS ? DEFAULT_DECODE_MS : dms > MAX_DECODE_MS ? MAX_DECODE_MS : dms);
     if (env_number("WARPLENS_PM_DECODE_MS", 1, 1000, &x) == 0)
         g_set.decode_ms = (unsigned)x;
-    /* room for four decode periods of windows, so a late decode still empties the buffer in one go */
+    /* room for four decode periods of windows and for HOLD_UP_MS of them, so a late decode still
+     * empties the buffer in one go: windows decoded past a full image are lost, and a decode can be
+     * held up behind a long kernel (37-82 ms late in the GPU suite on the H100, 43-50 ms kernels;
+     * bench/results/gpu-pm-sampling-flake-h100.log). The image is reset after every decode, at a
+     * cost that grows with it, so only short intervals pay for the extra room. */
     unsigned long long per_decode = (unsigned long long)g_set.decode_ms * 1000ull / us;
-    unsigned long long cap = 4 * per_decode + 64;
+    unsigned long long cap = 4 * per_decode + 64, hold = HOLD_UP_MS * 1000ull / us + 64;
+    if (cap < hold)
+        cap = hold;
     g_set.max_samples = (uint32_t)(cap < 256 ? 256 : cap > 65536 ? 65536 : cap);
     return 0;
 }
