@@ -202,6 +202,15 @@ static int run_under_warplens(const char *warplens, const char *out, const char 
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+/* "name: what" holds when none of name's kernels (k, joined as `join` says) matches `bad` */
+static void no_kernel_where(sqlite3 *db, const char *name, const char *what, const char *join, const char *bad)
+{
+    char sql[1024], label[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM kernels k %s WHERE k.short_name = '%s' AND (%s)", join, name, bad);
+    snprintf(label, sizeof label, "%s: %s", name, what);
+    eq(db, label, sql, 0);
+}
+
 static void check_kernel(sqlite3 *db, const void *fn, const char *name, long long count, dim3 grid, dim3 block,
                          int dyn)
 {
@@ -239,28 +248,17 @@ static void check_kernel(sqlite3 *db, const void *fn, const char *name, long lon
         }
     }
     eq(db, what, sql, 0);
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM kernels WHERE short_name = '%s' AND (has_timestamps = 0 OR duration_ns <= 0"
-             " OR (graph_id IS NULL AND (queue_delay_ns IS NULL OR submit_delay_ns IS NULL"
-             " OR queued_ns > submitted_ns OR submitted_ns > start_ns)))",
-             name);
     /* CUPTI gives graph-node kernels no submitted timestamp: only their timing is required. */
-    snprintf(what, sizeof what, "%s: timed, and queued <= submitted <= start < end outside graphs", name);
-    eq(db, what, sql, 0);
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM kernels k LEFT JOIN api_call a ON a.id = k.api_id WHERE k.short_name = '%s'"
-             " AND (a.id IS NULL OR a.start_ns > k.start_ns OR a.tid != k.tid)",
-             name);
-    snprintf(what, sizeof what, "%s: every kernel linked to the API call that launched it", name);
-    eq(db, what, sql, 0);
+    no_kernel_where(db, name, "timed, and queued <= submitted <= start < end outside graphs", "",
+                    "k.has_timestamps = 0 OR k.duration_ns <= 0 OR (k.graph_id IS NULL AND (k.queue_delay_ns IS NULL"
+                    " OR k.submit_delay_ns IS NULL OR k.queued_ns > k.submitted_ns OR k.submitted_ns > k.start_ns))");
+    no_kernel_where(db, name, "every kernel linked to the API call that launched it",
+                    "LEFT JOIN api_call a ON a.id = k.api_id", "a.id IS NULL OR a.start_ns > k.start_ns OR a.tid != k.tid");
     /* CUPTI's queued time is taken by the driver inside the launch call: the recorder's call times
      * (host_clock.c: TSC ticks mapped to CUPTI's clock) must bracket it */
-    snprintf(sql, sizeof sql,
-             "SELECT count(*) FROM kernels k JOIN api_call a ON a.id = k.api_id WHERE k.short_name = '%s'"
-             " AND k.graph_id IS NULL AND NOT (k.queued_ns BETWEEN a.start_ns AND a.end_ns)",
-             name);
-    snprintf(what, sizeof what, "%s: CUPTI's queued time inside its launch call's recorded start..end", name);
-    eq(db, what, sql, 0);
+    no_kernel_where(db, name, "CUPTI's queued time inside its launch call's recorded start..end",
+                    "JOIN api_call a ON a.id = k.api_id",
+                    "k.graph_id IS NULL AND NOT (k.queued_ns BETWEEN a.start_ns AND a.end_ns)");
 }
 
 static int checker(const char *warplens, const char *self)
