@@ -199,6 +199,21 @@ def rounds_from_log(modes, path):
     return {m: [rounds[r][m] for r in complete] for m in modes}, []
 
 
+def ratio(x, y):
+    """x / y, infinite when the reference cost y is not positive."""
+    return x / y if y > 0 else float("inf")
+
+
+def write_report(out_dir, name, lines, ok):
+    """The report ends with the verdict on the targets; it goes to OUT_DIR/name and to stdout."""
+    lines.append(f"targets met: {'yes' if ok else 'NO'}")
+    text = "\n".join(lines) + "\n"
+    os.makedirs(out_dir, exist_ok=True)
+    with open(os.path.join(out_dir, name), "w") as f:
+        f.write(text)
+    print(text)
+
+
 def from_log_note(a):
     if not a.from_log:
         return ""
@@ -356,37 +371,32 @@ def main():
         by_probe = probe_classes(samples, primary, lines)
         fl = added["floor (CUPTI kernels only)"]
         wlc = added["warplens run"]
-        r_floor = wlc / fl if fl > 0 else float("inf")
+        r_floor = ratio(wlc, fl)
         lines += [f"warplens added cost / floor added cost = {wlc:+.3f} / {fl:+.3f} = {r_floor:.2f} (target <= 1.25)"]
         ffl, fwl = added_fast["floor (CUPTI kernels only)"], added_fast["warplens run"]
         lines.append(f"the same over fast-mode runs only: {fwl:+.3f} / {ffl:+.3f} = "
-                     f"{(fwl / ffl if ffl > 0 else float('inf')):.2f}")
+                     f"{ratio(fwl, ffl):.2f}")
         if by_probe:
             pfl, pwl = by_probe.get("floor (CUPTI kernels only)"), by_probe.get("warplens run")
             if pfl is not None and pwl is not None:
                 lines.append(f"the same over the runs in the fast class by the CPU probe: {pwl:+.3f} / {pfl:+.3f} = "
-                             f"{(pwl / pfl if pfl > 0 else float('inf')):.2f}")
+                             f"{ratio(pwl, pfl):.2f}")
         if "floor + empty CUPTI API callbacks" in added:
             fcb = added["floor + empty CUPTI API callbacks"]
             lines.append(f"warplens added cost / (floor + empty API callbacks) added cost = "
-                         f"{(wlc / fcb if fcb > 0 else float('inf')):.2f} (what the recorder adds beyond CUPTI's own"
+                         f"{ratio(wlc, fcb):.2f} (what the recorder adds beyond CUPTI's own"
                          " callback)")
         ok &= r_floor <= 1.25
         tp = [added[m] for m in modes if m.startswith("torch.profiler")]
         if tp:
             best = min(tp)
-            r_tp = wlc / best if best > 0 else float("inf")
+            r_tp = ratio(wlc, best)
             lines.append(f"warplens added cost / cheapest torch.profiler added cost = {wlc:+.3f} / {best:+.3f} = "
                          f"{r_tp:.2f} (target <= 0.5)")
             ok &= r_tp <= 0.5
         lines.append("kernels recorded by warplens per run (kernels, lost): " + ", ".join(f"{n}/{l}" for n, l in kernels))
         lines.append("")
-    lines.append(f"targets met: {'yes' if ok else 'NO'}")
-    text = "\n".join(lines) + "\n"
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "overhead.md"), "w") as f:
-        f.write(text)
-    print(text)
+    write_report(a.out, "overhead.md", lines, ok)
 
 
 def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_range_env, sess):
@@ -496,20 +506,20 @@ def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_
                              ", ".join(f"{k}/{n}" for k, n in recs))
         lines.append("")
         fl, wlc = added["floor (CUPTI kernels only)"], added["warplens run"]
-        r_floor = wlc / fl if fl > 0 else float("inf")
+        r_floor = ratio(wlc, fl)
         lines.append(f"warplens added cost / floor added cost = {wlc:+.3f} / {fl:+.3f} = {r_floor:.2f} (target <= 1.25)")
         ok &= r_floor <= 1.25
         rfl = rel["floor (CUPTI kernels only)"]
         lines.append(f"the same relative to each process's own 'off' time: {rel['warplens run']:+.4f} / {rfl:+.4f} = "
-                     f"{(rel['warplens run'] / rfl if rfl > 0 else float('inf')):.2f}")
+                     f"{ratio(rel['warplens run'], rfl):.2f}")
         for m in modes:
             if m not in ("unprofiled (null check)", "floor (CUPTI kernels only)", "warplens run"):
                 lines.append(f"  for comparison, {m}: {added[m]:+.3f} / {fl:+.3f} = "
-                             f"{(added[m] / fl if fl > 0 else float('inf')):.2f}; relative "
-                             f"{(rel[m] / rfl if rfl > 0 else float('inf')):.2f}")
+                             f"{ratio(added[m], fl):.2f}; relative "
+                             f"{ratio(rel[m], rfl):.2f}")
         if "torch.profiler (CUDA)" in added:
             tp = added["torch.profiler (CUDA)"]
-            r_tp = wlc / tp if tp > 0 else float("inf")
+            r_tp = ratio(wlc, tp)
             lines.append(f"warplens added cost / torch.profiler added cost = {wlc:+.3f} / {tp:+.3f} = {r_tp:.2f} "
                          "(target <= 0.5)")
             ok &= r_tp <= 0.5
@@ -518,12 +528,7 @@ def inproc(a, warplens, launch, torch_loop, base_env, floor_range_env, floor_cb_
         lines.append("kernels recorded by warplens per run (kernels, lost): " +
                      ", ".join(f"{n}/{l}" for n, l in kernels))
         lines.append("")
-    lines.append(f"targets met: {'yes' if ok else 'NO'}")
-    text = "\n".join(lines) + "\n"
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "overhead-inproc.md"), "w") as f:
-        f.write(text)
-    print(text)
+    write_report(a.out, "overhead-inproc.md", lines, ok)
 
 
 if __name__ == "__main__":

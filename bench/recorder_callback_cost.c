@@ -17,18 +17,12 @@
 #include "capture/cupti_callback.h"
 #include "capture/host_clock.h"
 #include "capture/recorder.h"
+#include "common/clock.h"
 
 #define RUNS 7
 
 static atomic_int g_stop;
 static atomic_ullong g_drained;
-
-static double now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -66,7 +60,7 @@ static double callbacks(long n)
     cd.functionParams = &params;
     cd.functionReturnValue = &result;
     cd.correlationData = &correlation_data;
-    double t0 = now_ns();
+    double t0 = (double)wl_monotonic_ns();
     for (long i = 0; i < n; i++) {
         cd.correlationId = (uint32_t)i + 1;
         cd.callbackSite = CUPTI_API_ENTER;
@@ -74,16 +68,16 @@ static double callbacks(long n)
         cd.callbackSite = CUPTI_API_EXIT;
         wl_cupti_on_callback(NULL, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &cd);
     }
-    return (now_ns() - t0) / (double)n;
+    return ((double)wl_monotonic_ns() - t0) / (double)n;
 }
 
 static double two_reads(long n)
 {
     volatile uint64_t sink = 0;
-    double t0 = now_ns();
+    double t0 = (double)wl_monotonic_ns();
     for (long i = 0; i < n; i++)
         sink += wl_host_ticks() + wl_host_ticks();
-    return (now_ns() - t0) / (double)n;
+    return ((double)wl_monotonic_ns() - t0) / (double)n;
 }
 
 static double median(double (*fn)(long), long n)

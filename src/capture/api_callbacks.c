@@ -61,6 +61,8 @@ int wl_api_callbacks_select(uint32_t record_mask)
         g_hooked[cbid] = 1;
         g_is_launch[cbid] = strncmp(name, "cuLaunch", 8) == 0 && strncmp(name, "cuLaunchHostFunc", 16) != 0;
     }
+    if (!g_count)
+        wl_log("no CUDA API callback could be enabled; launch costs are not recorded");
     return (int)g_count;
 }
 

@@ -146,8 +146,6 @@ static void set_tracing(int on)
     g_tracing = on;
 }
 
-/* cudaProfilerStart / cudaProfilerStop with --capture-range: the switch and its record. The
- * timestamps are the calls' host times; work launched inside a span may run past its end. */
 uint64_t wl_cupti_now_ns(void)
 {
     uint64_t ts = 0;
@@ -156,6 +154,8 @@ uint64_t wl_cupti_now_ns(void)
     return ts;
 }
 
+/* cudaProfilerStart / cudaProfilerStop with --capture-range: the switch and its record. The
+ * timestamps are the calls' host times; work launched inside a span may run past its end. */
 static void capture_switch(int on)
 {
     pthread_mutex_lock(&g_switch);
@@ -243,8 +243,8 @@ int wl_cupti_start(const wl_config *cfg)
         check(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_MARKER), "recording NVTX markers");
     /* synchronisation waits are the sync API calls themselves: CUPTI's SYNCHRONIZATION kind
      * intercepts every stream/event call PyTorch makes (bench/results/overhead-sync-finding.md) */
-    if ((cfg->record_mask & (WL_RECORD_API | WL_RECORD_SYNC)) && !wl_api_callbacks_select(cfg->record_mask))
-        wl_log("no CUDA API callback could be enabled; launch costs are not recorded");
+    if (cfg->record_mask & (WL_RECORD_API | WL_RECORD_SYNC))
+        wl_api_callbacks_select(cfg->record_mask);
     if (wl_scopes_used()) /* a scope opened before CUPTI was set up */
         wl_cupti_enable_extcorr();
     if (whole_run) {

@@ -92,13 +92,6 @@ uint64_t wl_tick_map_to_ns(const wl_tick_map *m, uint64_t ticks)
     return p->ns + (uint64_t)(f * (double)(q->ns - p->ns));
 }
 
-static uint64_t realtime_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 const char *wl_host_clock_name(void) { return wl_host_clock_tsc ? "tsc" : "realtime"; }
 
 #if defined(__x86_64__)
@@ -108,9 +101,9 @@ static wl_tick_pair take_pair(void)
     wl_tick_pair best = {0, 0};
     uint64_t best_width = UINT64_MAX;
     for (int i = 0; i < PAIR_TRIES; i++) {
-        uint64_t a = realtime_ns();
+        uint64_t a = wl_realtime_ns();
         uint64_t t = __rdtsc();
-        uint64_t b = realtime_ns();
+        uint64_t b = wl_realtime_ns();
         if (b >= a && b - a < best_width) {
             best_width = b - a;
             best.ticks = t;
@@ -145,7 +138,7 @@ void wl_host_clock_init(void)
     if (!kernel_clock_is_tsc())
         return;
     wl_tick_pair a = take_pair();
-    while (realtime_ns() - a.ns < RATE_BASELINE_NS)
+    while (wl_realtime_ns() - a.ns < RATE_BASELINE_NS)
         ;
     if (wl_tick_map_init(&g_map, a, take_pair()) != 0) {
         wl_log("the CPU's time-stamp counter did not keep pace with the clock; API calls are timed with clock_gettime");

@@ -9,10 +9,11 @@
 #define WARPLENS_CAPTURE_HOST_CLOCK_H
 
 #include <stdint.h>
-#include <time.h>
 #if defined(__x86_64__)
 #include <x86intrin.h>
 #endif
+
+#include "common/clock.h"
 
 extern int wl_host_clock_tsc; /* 1: wl_host_ticks() reads the TSC; 0: it returns realtime ns */
 
@@ -27,9 +28,7 @@ static inline uint64_t wl_host_ticks(void)
     if (wl_host_clock_tsc)
         return __rdtsc();
 #endif
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    return wl_realtime_ns();
 }
 
 /* Consumer side. sample: records a pair (cheap; kept at most every millisecond); call it before

@@ -73,7 +73,7 @@ typedef struct wl_api_event {
     uint32_t domain, kind;
 } wl_api_event;
 extern wl_mpsc wl_api_ring;
-int wl_api_callbacks_select(uint32_t record_mask);  /* chooses the API ids; returns how many */
+int wl_api_callbacks_select(uint32_t record_mask);  /* chooses the API ids; how many (0: said why) */
 void wl_api_callbacks_set(void *subscriber, int on); /* their callbacks on or off */
 void wl_api_callback(uint32_t domain, uint32_t cbid, const void *cbdata);
 void wl_api_write_names(void);
