@@ -55,6 +55,22 @@ static inline int run_self(const char *warplens, const char *options, const char
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
+// `what` judged on a run's exit status, then its session opened read-only: NULL, with a failed
+// "session" check, when it cannot be
+static inline sqlite3 *judge_run(const char *what, int rc, const char *session)
+{
+    char d[64];
+    snprintf(d, sizeof d, "exit status %d", rc);
+    verdict(what, rc == 0, d);
+    sqlite3 *db;
+    if (sqlite3_open_v2(session, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        verdict("session", 0, "cannot open the session");
+        return NULL;
+    }
+    return db;
+}
+
 // whether a line of the command's output contains needle
 static inline int output_has(const char *cmd, const char *needle)
 {

@@ -136,13 +136,9 @@ static int checker(const char *warplens, const char *self)
     snprintf(cmd, sizeof cmd, "cat '%s'", log);
     if (system(cmd) != 0)
         return 2;
-    snprintf(d, sizeof d, "exit status %d", rc);
-    verdict("run with --capture-range", rc == 0, d);
-    sqlite3 *db;
-    if (sqlite3_open_v2(session, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        verdict("session", 0, "cannot open the session");
+    sqlite3 *db = judge_run("run with --capture-range", rc, session);
+    if (!db)
         return gpu_test_done(dir, "gpu_test_capture_range");
-    }
     check_ranged(db, log);
     sqlite3_close(db);
 

@@ -187,14 +187,10 @@ static int checker(const char *warplens, const char *self)
     snprintf(cmd, sizeof cmd, "cat '%s'", log);
     if (system(cmd) != 0)
         return 2;
-    char d[256];
-    snprintf(d, sizeof d, "exit status %d", rc);
-    verdict("run", rc == 0, d);
-    sqlite3 *db;
-    if (sqlite3_open_v2(session, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        verdict("session", 0, "cannot open the session");
+    sqlite3 *db = judge_run("run", rc, session);
+    if (!db)
         return 1;
-    }
+    char d[256];
     double passes = qd(db, "SELECT max(num_passes) FROM metric_config");
     snprintf(d, sizeof d, "%.0f replay passes; status %s", passes,
              qd(db, "SELECT count(*) FROM metric_config WHERE status IS NOT NULL") > 0 ? "not ok" : "ok");

@@ -92,13 +92,9 @@ static int checker(const char *warplens, const char *self)
     snprintf(cmd, sizeof cmd, "cat '%s'", log);
     if (system(cmd) != 0)
         return 2;
-    snprintf(d, sizeof d, "exit status %d", rc);
-    verdict("run", rc == 0, d);
-    sqlite3 *db;
-    if (sqlite3_open_v2(session, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        verdict("session", 0, "cannot open the session");
+    sqlite3 *db = judge_run("run", rc, session);
+    if (!db)
         return 1;
-    }
     for (int i = 0; i < NSHAPES; i++) {
         const struct shape *s = &SHAPES[i];
         char sql[512], what[128];
