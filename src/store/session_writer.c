@@ -135,18 +135,20 @@ static const char *const LINK_SQL =
     "UPDATE occupancy_check SET kernel_id = k.id FROM kernel k\n"
     "  WHERE k.pid = occupancy_check.pid AND k.correlation_id = occupancy_check.correlation_id;\n"
     /* a metric range belongs to the one kernel of its launch; a graph launch's ranges (one
-     * correlation id for several kernels) stay unlinked */
+     * correlation id for several kernels) stay unlinked. Driven by the ranges' rows: driven by the
+     * kernels', the count ran once per kernel over its launch's kernels, quadratic in a graph's
+     * nodes (a 10,000-node graph replayed 25 times took minutes to import) */
     "CREATE INDEX kernel_metric_by_corr ON kernel_metric(pid, correlation_id);\n"
-    "UPDATE kernel_metric SET kernel_id = k.id FROM kernel k\n"
-    "  WHERE kernel_metric.correlation_id != 0 AND k.pid = kernel_metric.pid\n"
-    "  AND k.correlation_id = kernel_metric.correlation_id AND k.device_id = kernel_metric.device_id\n"
-    "  AND (SELECT count(*) FROM kernel k2 WHERE k2.pid = k.pid AND k2.correlation_id = k.correlation_id) = 1;\n"
+    "UPDATE kernel_metric SET kernel_id = (SELECT k.id FROM kernel k WHERE k.pid = kernel_metric.pid\n"
+    "  AND k.correlation_id = kernel_metric.correlation_id AND k.device_id = kernel_metric.device_id)\n"
+    "  WHERE kernel_metric.correlation_id != 0 AND (SELECT count(*) FROM kernel k2\n"
+    "  WHERE k2.pid = kernel_metric.pid AND k2.correlation_id = kernel_metric.correlation_id) = 1;\n"
     "CREATE INDEX kernel_metric_by_kernel ON kernel_metric(kernel_id);\n"
     /* warp stall samples likewise (a graph launch's kernels share one correlation id) */
-    "UPDATE kernel_stall SET kernel_id = k.id FROM kernel k\n"
-    "  WHERE kernel_stall.correlation_id != 0 AND k.pid = kernel_stall.pid\n"
-    "  AND k.correlation_id = kernel_stall.correlation_id AND k.device_id = kernel_stall.device_id\n"
-    "  AND (SELECT count(*) FROM kernel k2 WHERE k2.pid = k.pid AND k2.correlation_id = k.correlation_id) = 1;\n"
+    "UPDATE kernel_stall SET kernel_id = (SELECT k.id FROM kernel k WHERE k.pid = kernel_stall.pid\n"
+    "  AND k.correlation_id = kernel_stall.correlation_id AND k.device_id = kernel_stall.device_id)\n"
+    "  WHERE kernel_stall.correlation_id != 0 AND (SELECT count(*) FROM kernel k2\n"
+    "  WHERE k2.pid = kernel_stall.pid AND k2.correlation_id = kernel_stall.correlation_id) = 1;\n"
     "CREATE INDEX kernel_stall_by_kernel ON kernel_stall(kernel_id);\n"
     "UPDATE sync SET api_id = a.id, tid = a.tid FROM api_call a\n"
     "  WHERE a.pid = sync.pid AND a.correlation_id = sync.correlation_id;\n"
