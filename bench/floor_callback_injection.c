@@ -9,13 +9,19 @@
  * WL_FLOOR_CB=activity: per-call driver-API activity records (cuptiActivityEnableDriverApi) on the
  * same calls instead of the callbacks: the other way CUPTI can time them (not cheaper on the H100,
  * bench/results/overhead-api-activity.md, so warplens keeps callbacks).
+ * WL_FLOOR_CB=timed: the floor of the lossless-capture issue: kernel records with latency
+ * timestamps (queue delay) and driver-API callbacks on the launch calls only (kernel, Ex,
+ * cooperative, graph launches) that do nothing but take two timestamps, enter and exit: the same
+ * information as warplens' kernel and launch-cost recording, at the least a consumer can pay.
  * WL_FLOOR_KERNELS=0 (not with setup): no kernel records, only the calls' callbacks or records.
  * WL_FLOOR_RANGE=1 (not with setup): all of it only between cudaProfilerStart and
  * cudaProfilerStop, for bench/overhead.py --inproc. */
 #include <cupti.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BUF_SIZE (8u << 20)
 
@@ -50,6 +56,16 @@ static unsigned g_nids;
 static int g_range;    /* WL_FLOOR_RANGE=1: recording only between cudaProfilerStart/Stop */
 static int g_activity; /* WL_FLOOR_CB=activity */
 static int g_kernels = 1;
+static int g_timed;    /* WL_FLOOR_CB=timed */
+static _Thread_local uint64_t g_launch_ns, g_nsum; /* summed launch times: the timestamps are used */
+static uint64_t g_launch_ns_total;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 static void set_recording(int on)
 {
@@ -66,9 +82,20 @@ static void set_recording(int on)
 static void CUPTIAPI empty(void *u, CUpti_CallbackDomain d, CUpti_CallbackId id, const void *data)
 {
     (void)u;
+    const CUpti_CallbackData *cd = data;
+    if (g_timed && d == CUPTI_CB_DOMAIN_DRIVER_API && id != CUPTI_DRIVER_TRACE_CBID_cuProfilerStart &&
+        id != CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
+        if (cd->callbackSite == CUPTI_API_ENTER) {
+            *cd->correlationData = now_ns();
+        } else {
+            g_launch_ns += now_ns() - *cd->correlationData;
+            if (!(++g_nsum & 1023)) /* fold into the total now and then: the sum is only kept alive */
+                __atomic_fetch_add(&g_launch_ns_total, g_launch_ns, __ATOMIC_RELAXED), g_launch_ns = 0;
+        }
+        return;
+    }
     if (!g_range || d != CUPTI_CB_DOMAIN_DRIVER_API)
         return;
-    const CUpti_CallbackData *cd = data;
     if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart && cd->callbackSite == CUPTI_API_EXIT)
         set_recording(1);
     else if (id == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop && cd->callbackSite == CUPTI_API_ENTER)
@@ -79,6 +106,9 @@ static void at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     fprintf(stderr, "floor+callbacks: %llu kernel records, %llu API records\n", g_records, g_api_records);
+    if (g_timed)
+        fprintf(stderr, "floor+callbacks: launch calls timed, %.3f s in all (main thread's last share included)\n",
+                (double)(g_launch_ns_total + g_launch_ns) / 1e9);
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void)
@@ -92,6 +122,11 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     g_range = !setup && range && *range == '1';
     g_kernels = setup || !kernels || *kernels != '0';
     g_activity = mode && !strcmp(mode, "activity");
+    g_timed = mode && !strcmp(mode, "timed");
+    static const char *const launch_prefixes[] = {"cuLaunch", "cuGraphLaunch", NULL};
+    const char *const *want = g_timed ? launch_prefixes : prefixes;
+    if (g_timed && cuptiActivityEnableLatencyTimestamps(1) != CUPTI_SUCCESS)
+        fprintf(stderr, "floor+callbacks: latency timestamps could not be enabled\n");
     if (cuptiSubscribe(&g_sub, empty, NULL) != CUPTI_SUCCESS ||
         cuptiActivityRegisterCallbacks(request, complete) != CUPTI_SUCCESS ||
         (!g_range && g_kernels && cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) != CUPTI_SUCCESS)) {
@@ -118,8 +153,8 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
         const char *name = NULL;
         if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
             continue;
-        for (int i = 0; prefixes[i]; i++)
-            if (!strncmp(name, prefixes[i], strlen(prefixes[i])) && g_nids < sizeof g_ids / sizeof g_ids[0]) {
+        for (int i = 0; want[i]; i++)
+            if (!strncmp(name, want[i], strlen(want[i])) && g_nids < sizeof g_ids / sizeof g_ids[0]) {
                 g_ids[g_nids++] = cbid;
                 break;
             }

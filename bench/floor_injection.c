@@ -2,28 +2,74 @@
  * CUDA_INJECTION64_PATH, it records CONCURRENT_KERNEL activity only, into 8 MiB buffers, and just
  * counts the records (no file, no thread of its own). warplens' cost is judged against this.
  * WL_FLOOR_RANGE=1: recording is switched on by cudaProfilerStart and off by cudaProfilerStop, as
- * `warplens run --capture-range profiler-api` does, for the in-process comparison (--inproc). */
+ * `warplens run --capture-range profiler-api` does, for the in-process comparison (--inproc).
+ * It is also the reference count of the lossless-capture checks (tests/gpu/gpu_threads.py): it
+ * allocates a buffer whenever CUPTI asks, so it loses nothing to its own limits.
+ * WL_FLOOR_STATS=1: at exit also how CUPTI used the buffers: requests, the most outstanding at
+ * once, how many distinct threads asked, completed buffers and their fill, records CUPTI dropped.
+ * WL_FLOOR_PER_THREAD=0: CUPTI's per-thread activity buffers off (one shared buffer queue).
+ * WL_FLOOR_BUF_KB=N: buffer size (default 8 MiB). */
 #include <cupti.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
-#define BUF_SIZE (8u << 20)
-
+static size_t g_buf_size = 8u << 20;
 static unsigned long long g_records;
+static int g_stats;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long long g_requests, g_outstanding, g_peak, g_completed, g_valid_sum, g_valid_max;
+#define MAX_TIDS 8192
+static long g_tids[MAX_TIDS];
+static unsigned g_ntids;
+
+static void note_request(void)
+{
+    long tid = syscall(SYS_gettid);
+    pthread_mutex_lock(&g_lock);
+    g_requests++;
+    if (++g_outstanding > g_peak)
+        g_peak = g_outstanding;
+    unsigned i = 0;
+    while (i < g_ntids && g_tids[i] != tid)
+        i++;
+    if (i == g_ntids && g_ntids < MAX_TIDS)
+        g_tids[g_ntids++] = tid;
+    pthread_mutex_unlock(&g_lock);
+}
+
+static void note_complete(size_t valid)
+{
+    pthread_mutex_lock(&g_lock);
+    g_outstanding--;
+    g_completed++;
+    g_valid_sum += valid;
+    if (valid > g_valid_max)
+        g_valid_max = valid;
+    pthread_mutex_unlock(&g_lock);
+}
 
 static void CUPTIAPI request(uint8_t **buf, size_t *size, size_t *max)
 {
-    *buf = aligned_alloc(8, BUF_SIZE);
-    *size = *buf ? BUF_SIZE : 0;
+    *buf = aligned_alloc(8, g_buf_size);
+    *size = *buf ? g_buf_size : 0;
     *max = 0;
+    if (g_stats && *buf)
+        note_request();
 }
 
 static void CUPTIAPI complete(CUcontext ctx, uint32_t stream, uint8_t *buf, size_t size, size_t valid)
 {
     (void)ctx, (void)stream, (void)size;
     CUpti_Activity *rec = NULL;
+    unsigned long long n = 0;
     while (cuptiActivityGetNextRecord(buf, valid, &rec) == CUPTI_SUCCESS)
-        g_records++;
+        n++;
+    __atomic_add_fetch(&g_records, n, __ATOMIC_RELAXED);
+    if (g_stats)
+        note_complete(valid);
     free(buf);
 }
 
@@ -41,11 +87,30 @@ static void at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     fprintf(stderr, "floor: %llu kernel records\n", g_records);
+    if (g_stats) {
+        size_t dropped = 0;
+        cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped);
+        fprintf(stderr,
+                "floor-stats: requests %llu peak_outstanding %llu threads_asking %u completed %llu"
+                " valid_mean_kib %.1f valid_max_kib %.1f buffer_kib %zu dropped %zu\n",
+                g_requests, g_peak, g_ntids, g_completed, g_completed ? g_valid_sum / 1024.0 / g_completed : 0.0,
+                g_valid_max / 1024.0, g_buf_size >> 10, dropped);
+    }
 }
 
 __attribute__((visibility("default"))) int InitializeInjection(void)
 {
     const char *range = getenv("WL_FLOOR_RANGE");
+    const char *v;
+    g_stats = (v = getenv("WL_FLOOR_STATS")) && *v == '1';
+    if ((v = getenv("WL_FLOOR_BUF_KB")) && atol(v) >= 64)
+        g_buf_size = (size_t)atol(v) << 10;
+    if ((v = getenv("WL_FLOOR_PER_THREAD")) && *v == '0') {
+        uint8_t off = 0;
+        size_t sz = sizeof off;
+        if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &sz, &off) != CUPTI_SUCCESS)
+            fprintf(stderr, "floor: per-thread buffers could not be switched off\n");
+    }
     static CUpti_SubscriberHandle sub;
     if (range && *range == '1' &&
         (cuptiSubscribe(&sub, on_profiler_api, NULL) != CUPTI_SUCCESS ||

@@ -36,6 +36,11 @@ fi
 run_step torch-occupancy warplens run -q --check-occupancy -o "$OUT/torch-occ.wlsession" -- \
     python3 tests/gpu/torch_workload.py 5
 run_step occupancy-check warplens occupancy-check --all "$OUT/torch-occ.wlsession"
+# lossless under many launching threads: the thread x stream matrix (C with raw pthreads, PyTorch),
+# CUDA graphs of 10,000 nodes, a 10 M-kernel run; each against a minimal CUPTI consumer's count,
+# with the recorder's peak memory per case (WARPLENS_SUITE_THREADS=default skips the 10 M run)
+run_step threads python3 tests/gpu/gpu_threads.py --build "$B" --out "$OUT" --cases "${WARPLENS_SUITE_THREADS:-long}"
+rm -f "$OUT"/threads-*.wlsession
 # the no-range-limit check: 100,000 kernels with a one-pass metric set (about 1 ms each without
 # replay on the H100, bench/results/metrics-cost.md); set WL_METRICS_SMALL lower for a quick run
 export WL_METRICS_SMALL=${WL_METRICS_SMALL:-100000}

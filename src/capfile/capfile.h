@@ -64,6 +64,7 @@ enum wlcap_type {
     WLCAP_STALL_REASON = 24,
     WLCAP_KERNEL_STALL = 25,
     WLCAP_CAPTURE_RANGE = 26,
+    WLCAP_STAT = 27,
     WLCAP_TYPE_COUNT
 };
 
@@ -219,6 +220,15 @@ typedef struct wlcap_end {
     uint32_t pad;
 } wlcap_end;
 static_assert(sizeof(wlcap_end) == 56, "wlcap_end layout");
+
+/* STAT: one figure about the recorder itself (its buffers, queues and memory), written before
+ * END; name_str names it (docs/capture-format.md lists them). A reader keeps figures whose names
+ * it does not know. */
+typedef struct wlcap_stat {
+    uint32_t name_str, pad;
+    uint64_t value;
+} wlcap_stat;
+static_assert(sizeof(wlcap_stat) == 16, "wlcap_stat layout");
 
 /* API_NAME: the name of a recorded API callback id, so readers need no CUPTI. */
 typedef struct wlcap_api_name {

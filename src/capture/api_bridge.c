@@ -30,7 +30,8 @@ wl_mpsc wl_event_ring;
 
 __attribute__((constructor)) static void init_ring(void)
 {
-    wl_mpsc_init(&wl_event_ring, 1u << 14, sizeof(wl_event));
+    if (wl_mpsc_init(&wl_event_ring, 1u << 14, sizeof(wl_event)) == 0)
+        wl_mpsc_set_spill(&wl_event_ring, WL_SPILL_EVENTS, wl_pool_wake);
 }
 
 static void fill_name(wl_event *ev, const char *name)

@@ -50,6 +50,7 @@ int wl_api_callbacks_select(uint32_t record_mask)
         wl_log("out of memory for the API call ring; API calls are not recorded");
         return 0;
     }
+    wl_mpsc_set_spill(&wl_api_ring, WL_SPILL_API, wl_pool_wake);
     for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_count < MAX_API_IDS; cbid++) {
         const char *name = NULL;
         if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)

@@ -1,8 +1,11 @@
 /* Recorder configuration from the environment that `warplens run` prepares:
  *   WARPLENS_CAPTURE_DIR  folder for <pid>.wlcap (default: the working directory)
  *   WARPLENS_RECORD       kernels,memcpy,api,nvtx,sync | all (default all)
- *   WARPLENS_BUFFER_SIZE  CUPTI activity buffer bytes (default 8 MiB)
- *   WARPLENS_MAX_BUFFERS  pool limit (default 64: at most 512 MiB with the default size)
+ *   WARPLENS_BUFFER_SIZE  CUPTI activity buffer bytes (default 1 MiB)
+ *   WARPLENS_MAX_BUFFERS  pool limit (default 1024: at most 1 GiB mapped with the default size;
+ *                         resident is only what CUPTI wrote, docs/recorder.md)
+ *   WARPLENS_PER_THREAD_BUFFERS  1: CUPTI's per-thread activity buffers (its default), for
+ *                         comparison; warplens uses one shared queue (0)
  *   WARPLENS_QUIET        1 silences the recorder's notices (errors still count in the session)
  *   WARPLENS_NVML_INTERVAL_MS  NVML device sampling period, 0 = off (default 100, 10..60000)
  *   WARPLENS_NVML_LIBRARY      the NVML library to load (default libnvidia-ml.so.1; tests: a fake)
@@ -42,8 +45,8 @@ int wl_config_from_env(wl_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
     cfg->record_mask = WL_RECORD_ALL;
-    cfg->buffer_size = 8u << 20;
-    cfg->max_buffers = 64;
+    cfg->buffer_size = 1u << 20;
+    cfg->max_buffers = 1024;
     cfg->nvml_interval_ms = WL_NVML_DEFAULT_INTERVAL_MS;
 
     const char *v;
@@ -63,6 +66,8 @@ int wl_config_from_env(wl_config *cfg)
     if ((v = getenv("WARPLENS_MAX_BUFFERS")) && *v &&
         parse_size("WARPLENS_MAX_BUFFERS", v, 2, 4096, &x) == 0)
         cfg->max_buffers = (unsigned)x;
+    if ((v = getenv("WARPLENS_PER_THREAD_BUFFERS")) && *v)
+        cfg->per_thread_buffers = strcmp(v, "0") != 0;
     if ((v = getenv("WARPLENS_NVML_INTERVAL_MS")) && *v) {
         if (strcmp(v, "0") == 0)
             cfg->nvml_interval_ms = 0;

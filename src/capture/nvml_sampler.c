@@ -227,6 +227,7 @@ int wl_nvml_start(unsigned interval_ms, const char *library)
         wl_log("NVML sampling is off: out of memory for the sample ring; tracing continues");
         return -1;
     }
+    wl_mpsc_set_spill(&g_ring, WL_SPILL_SAMPLES, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

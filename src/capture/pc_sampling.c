@@ -134,6 +134,7 @@ int wl_stalls_init(void)
         wl_log("out of memory for the stall ring; tracing continues without stall samples");
         return 0;
     }
+    wl_mpsc_set_spill(&g_ring, WL_SPILL_SAMPLES, wl_pool_wake);
     g_on = 1;
     return 1;
 }

@@ -286,6 +286,7 @@ int wl_pm_start(void)
         wl_log("PM sampling is off: out of memory for its ring; tracing continues");
         return -1;
     }
+    wl_mpsc_set_spill(&g_ring, WL_SPILL_SAMPLES, wl_pool_wake);
     atomic_store(&g_ring_ready, 1);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

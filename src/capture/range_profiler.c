@@ -124,6 +124,7 @@ int wl_metrics_init(void)
         wl_log("out of memory for the metric ring; tracing continues without metrics");
         return 0;
     }
+    wl_mpsc_set_spill(&wl_metric_ring, WL_SPILL_SAMPLES, wl_pool_wake);
     g_on = 1;
     return 1;
 }

@@ -20,6 +20,7 @@ typedef struct wl_config {
     uint32_t record_mask;     /* WL_RECORD_* */
     size_t buffer_size;       /* bytes per CUPTI activity buffer */
     unsigned max_buffers;     /* pool limit: buffer_size * max_buffers is the memory bound */
+    int per_thread_buffers;   /* CUPTI's per-thread activity buffers (default 0: one shared queue) */
     int quiet;
     unsigned nvml_interval_ms; /* 0 = no NVML sampling */
     int capture_range;         /* 1: trace only between cudaProfilerStart and cudaProfilerStop */
@@ -31,20 +32,28 @@ typedef struct wl_config {
 int wl_config_from_env(wl_config *cfg);
 
 /* buffer_pool.c: CUPTI activity buffers. get/complete may run on application threads and only
- * take a short lock; refill/recycle run on the writer thread. */
+ * take a short lock (get maps a fresh buffer when the free list is empty, within the budget);
+ * refill/recycle run on the writer thread. */
 int wl_pool_init(size_t buffer_size, unsigned initial, unsigned max);
-uint8_t *wl_pool_get(void);                       /* NULL when at the limit (counted) */
+uint8_t *wl_pool_get(void);                       /* NULL only past the budget (counted) */
 size_t wl_pool_get_buffer_size(void);
 void wl_pool_complete(uint8_t *buf, size_t valid); /* CUPTI finished filling buf */
 int wl_pool_next_completed(uint8_t **buf, size_t *valid);
-void wl_pool_recycle(uint8_t *buf);               /* zeroes and returns buf to the free list */
-void wl_pool_refill(void);
+void wl_pool_recycle(uint8_t *buf, size_t valid); /* zeroes what CUPTI wrote, back to the free list */
+void wl_pool_refill(void);                        /* spares mapped, long-unused buffers unmapped */
 void wl_pool_wait(unsigned timeout_ms);           /* writer sleeps until work or timeout */
 void wl_pool_wake(void);
 typedef struct wl_pool_stats {
-    uint64_t completed, refused, allocated, peak_in_use;
+    uint64_t requests, completed, refused, allocated, peak_in_use, peak_allocated, on_demand, trimmed;
+    uint64_t buffer_size;
 } wl_pool_stats;
 wl_pool_stats wl_pool_get_stats(void);
+
+/* Spill budgets of the rings (mpsc_ring.h): what each may allocate while the writer is behind,
+ * before an element is dropped. Part of the memory bound (docs/recorder.md). */
+#define WL_SPILL_API (64u << 20)     /* API calls: ~1.2 M calls beyond the ring's 65,536 */
+#define WL_SPILL_EVENTS (8u << 20)   /* scopes, thread names, capture-range switches */
+#define WL_SPILL_SAMPLES (16u << 20) /* NVML, PM windows, metric ranges, stall sums (recorder threads) */
 
 /* event_ring.c: fixed-size events from application threads (scopes, thread names). */
 enum wl_event_kind {

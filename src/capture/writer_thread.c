@@ -7,6 +7,8 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -109,7 +111,7 @@ static void drain(void)
     size_t valid;
     while (wl_pool_next_completed(&buf, &valid)) {
         wl_decode_activity_buffer(buf, valid);
-        wl_pool_recycle(buf);
+        wl_pool_recycle(buf, valid);
     }
     wl_pool_refill();
     wl_nvml_write_pending();
@@ -179,6 +181,46 @@ int wl_writer_start(void)
     return 0;
 }
 
+static void write_stat(const char *name, uint64_t value)
+{
+    wlcap_stat r = {wl_capw_string(name), 0, value};
+    wl_capw_record(WLCAP_STAT, &r, sizeof r);
+}
+
+/* The process's peak resident set so far (VmHWM), 0 when /proc cannot say. */
+static uint64_t peak_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "re");
+    char line[256];
+    uint64_t kib = 0;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0)
+            kib = strtoull(line + 6, NULL, 10);
+    if (f)
+        fclose(f);
+    return kib << 10;
+}
+
+/* What the recording cost in memory and how its queues fared (docs/capture-format.md, STAT). */
+static void write_stats(const wl_pool_stats *ps)
+{
+    wl_mpsc_stats api = wl_mpsc_get_stats(&wl_api_ring), ev = wl_mpsc_get_stats(&wl_event_ring);
+    write_stat("buffer_size", ps->buffer_size);
+    write_stat("buffer_requests", ps->requests);
+    write_stat("buffers_mapped_on_demand", ps->on_demand);
+    write_stat("buffer_requests_refused", ps->refused);
+    write_stat("buffers_unmapped_unused", ps->trimmed);
+    write_stat("peak_buffers_mapped", ps->peak_allocated);
+    write_stat("peak_buffers_in_use", ps->peak_in_use);
+    write_stat("api_calls_spilled", api.spilled);
+    write_stat("scope_events_spilled", ev.spilled);
+    /* an upper bound of the recorder's own memory at its peak: every buffer mapped at once (only
+     * what CUPTI wrote is resident), the rings, and the most their spills held */
+    write_stat("recorder_peak_bytes", ps->peak_allocated * ps->buffer_size + api.ring_bytes + ev.ring_bytes +
+                                          api.spill_peak_bytes + ev.spill_peak_bytes);
+    write_stat("process_peak_rss_bytes", peak_rss_bytes());
+}
+
 void wl_writer_stop(uint32_t end_reason)
 {
     if (g_started) {
@@ -196,6 +238,7 @@ void wl_writer_stop(uint32_t end_reason)
         wlcap_dropped r = {ps.refused, WLCAP_DROP_BUFFER, 0, 0, 0};
         wl_capw_record(WLCAP_DROPPED, &r, sizeof r);
     }
+    write_stats(&ps);
     wlcap_end e;
     memset(&e, 0, sizeof e);
     e.end_ns = wl_realtime_ns();

@@ -73,6 +73,8 @@ const char *const WL_SCHEMA_SQL =
     "  name TEXT NOT NULL, name_truncated INTEGER NOT NULL, start_ns INTEGER NOT NULL, end_ns INTEGER,\n"
     "  duration_ns INTEGER, PRIMARY KEY (pid, scope_id));\n"
     "CREATE TABLE lost (pid INTEGER NOT NULL, source TEXT NOT NULL, count INTEGER NOT NULL, detail TEXT);\n"
+    "CREATE TABLE recorder_stat (pid INTEGER NOT NULL, name TEXT NOT NULL, value INTEGER NOT NULL,\n"
+    "  PRIMARY KEY (pid, name));\n"
     "CREATE TABLE occupancy_check (pid INTEGER NOT NULL, correlation_id INTEGER NOT NULL, kernel_id INTEGER,\n"
     "  block_size INTEGER NOT NULL, dynamic_smem INTEGER NOT NULL, driver_active_blocks INTEGER NOT NULL,\n"
     "  function_registers INTEGER, status INTEGER NOT NULL);\n"

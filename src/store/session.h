@@ -59,6 +59,9 @@ typedef struct wl_process_row {
 } wl_process_row;
 /* Calls fn for each process; returns the number of rows or -1. */
 int wl_session_each_process(wl_session *s, void (*fn)(const wl_process_row *, void *), void *arg);
+/* One of a process's recorder figures (recorder_stat: buffers, queues, memory; docs/schema.md):
+ * 1 with *value set, 0 when the session has none by that name (older recorders wrote none). */
+int wl_session_recorder_stat(wl_session *s, uint32_t pid, const char *name, uint64_t *value);
 
 typedef struct wl_device_row {
     uint32_t pid, device_id;
@@ -109,11 +112,19 @@ int wl_session_sync_summaries(wl_session *s, wl_interval_summary **out);
  * span or host; "(host-timed)" appended when any was timed on the host). -1 without a timer table. */
 int wl_session_timer_summaries(wl_session *s, wl_interval_summary **out);
 
+/* A row of the lost table, summed per process and source. Most sources count records of their own
+ * kind; a few count something else (unit says what) and are never added into a total of records
+ * lost: a refused buffer request costs records that CUPTI counts itself (cupti_dropped), an
+ * overflow is a number of times (docs/schema.md, "lost"). */
 typedef struct wl_lost_row {
     uint32_t pid;
     char source[32], detail[160];
     uint64_t count;
+    const char *unit;      /* "records", "requests" or "times" */
 } wl_lost_row;
+int wl_lost_counts_records(const char *source); /* 1 unless the source counts something else */
+/* The same rule as SQL, for sums over the lost table. */
+#define WL_LOST_RECORDS_WHERE "source NOT IN ('buffer_refused', 'pc_buffer_overflows')"
 int wl_session_lost(wl_session *s, wl_lost_row **out);
 
 /* `warplens run --check-occupancy`: the driver's occupancy answer for the first launch of each

@@ -52,6 +52,7 @@ const char *const WL_IMPORT_SQL[S_COUNT] = {
     [S_CAPTURE_STOP] = "UPDATE capture_range SET end_ns = ?1, duration_ns = ?1 - start_ns, end_tid = ?2,"
                        " ended_by = 'stop' WHERE id = ?3",
     [S_LOST] = "INSERT INTO lost (pid, source, count, detail) VALUES (?,?,?,?)",
+    [S_STAT] = "INSERT OR REPLACE INTO recorder_stat (pid, name, value) VALUES (?,?,?)",
     [S_ANNOTATION] = "INSERT INTO annotation (pid, tid, target, correlation_id, scope_id, flops, bytes, precision)"
                      " VALUES (?,?,?,?,?,?,?,?)",
     [S_OCC_CHECK] = "INSERT INTO occupancy_check (pid, correlation_id, block_size, dynamic_smem,"

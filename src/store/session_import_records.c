@@ -9,6 +9,7 @@
 #include "analysis/demangle.h"
 #include "store/cupti_enums.h"
 #include "store/id_map.h"
+#include "store/session.h"
 #include "store/session_writer_internal.h"
 
 static int check_string_ref(import_ctx *c, uint32_t id, size_t offset)
@@ -412,7 +413,8 @@ static int add_lost(import_ctx *c, const char *source, uint64_t count, const cha
     wl_imp_bind_u64(s, 3, count);
     if (detail)
         sqlite3_bind_text(s, 4, detail, -1, SQLITE_TRANSIENT);
-    c->stats->lost += count;
+    if (wl_lost_counts_records(source))
+        c->stats->lost += count;
     return wl_imp_step(c, s);
 }
 
@@ -421,9 +423,12 @@ static int on_dropped(import_ctx *c, const wlcap_dropped *d)
     switch (d->source) {
     case WLCAP_DROP_CUPTI: return add_lost(c, "cupti_dropped", d->count, "CUPTI activity records dropped");
     case WLCAP_DROP_BUFFER:
-        return add_lost(c, "buffer_refused", d->count, "buffer requests refused at the pool limit (raise --buffer-size or --max-buffers)");
-    case WLCAP_DROP_EVENTS: return add_lost(c, "scope_events", d->count, "scope/thread events lost: event ring full");
-    case WLCAP_DROP_API: return add_lost(c, "api_calls", d->count, "API call records lost: API ring full");
+        /* recorders before the pool mapped buffers on demand: refusals, whose records CUPTI
+         * counted as cupti_dropped (newer ones report refusals as a STAT) */
+        return add_lost(c, "buffer_refused", d->count,
+                        "CUPTI buffer requests refused (their records are counted in cupti_dropped)");
+    case WLCAP_DROP_EVENTS: return add_lost(c, "scope_events", d->count, "scope/thread events lost: the event ring and its spill were full");
+    case WLCAP_DROP_API: return add_lost(c, "api_calls", d->count, "API call records lost: the API ring and its spill were full");
     case WLCAP_DROP_INKERNEL:
         return add_lost(c, "inkernel_buffers", d->count, "in-kernel buffers not collected or not copied");
     case WLCAP_DROP_METRICS:
@@ -505,6 +510,19 @@ static int on_device_sample(import_ctx *c, const wlcap_device_sample *d)
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
         if ((d->valid & f[i].bit) && f[i].v <= INT64_MAX)
             wl_imp_bind_u64(s, f[i].col, f[i].v);
+    return wl_imp_step(c, s);
+}
+
+static int on_stat(import_ctx *c, const wlcap_stat *r, size_t offset)
+{
+    if (!r->name_str)
+        return wl_store_set_err(c->err, c->err_size, "stat record at offset %zu has no name", offset);
+    if (check_string_ref(c, r->name_str, offset))
+        return -1;
+    sqlite3_stmt *s = wl_imp_begin(c, S_STAT);
+    wl_imp_bind_u64(s, 1, c->pid);
+    sqlite3_bind_text(s, 2, c->strings[r->name_str], -1, SQLITE_STATIC);
+    wl_imp_bind_u64(s, 3, r->value);
     return wl_imp_step(c, s);
 }
 
@@ -595,6 +613,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_stall_reason stall_reason;
         wlcap_kernel_stall kernel_stall;
         wlcap_capture_range capture_range;
+        wlcap_stat stat;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -635,6 +654,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_STALL_REASON: return wl_imp_stall_reason(c, &u.stall_reason, offset);
     case WLCAP_KERNEL_STALL: return wl_imp_kernel_stall(c, &u.kernel_stall, offset);
     case WLCAP_CAPTURE_RANGE: return on_capture_range(c, &u.capture_range, offset);
+    case WLCAP_STAT: return on_stat(c, &u.stat, offset);
     default: return 0;
     }
 }

@@ -160,7 +160,7 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
     o->syncs = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM sync");
     o->nvtx_ranges = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM nvtx_range");
     o->scopes = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM scope");
-    o->lost_total = wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(count), 0) FROM lost");
+    o->lost_total = wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(count), 0) FROM lost WHERE " WL_LOST_RECORDS_WHERE);
     o->first_ns = wl_sql_scalar_u64(s->db, "SELECT min(t) FROM (SELECT min(start_ns) t FROM kernel UNION ALL"
                                 " SELECT min(start_ns) FROM api_call UNION ALL SELECT min(start_ns) FROM memcpy)");
     o->last_ns = wl_sql_scalar_u64(s->db, "SELECT max(t) FROM (SELECT max(end_ns) t FROM kernel UNION ALL"
@@ -207,6 +207,21 @@ int wl_session_each_capture_range(wl_session *s, void (*fn)(const wl_capture_ran
     }
     sqlite3_finalize(st);
     return rc == SQLITE_DONE ? n : -1;
+}
+
+int wl_session_recorder_stat(wl_session *s, uint32_t pid, const char *name, uint64_t *value)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT value FROM recorder_stat WHERE pid = ? AND name = ?", -1, &st, NULL) !=
+        SQLITE_OK)
+        return 0; /* a session from before the table */
+    sqlite3_bind_int64(st, 1, pid);
+    sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+    int found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER;
+    if (found)
+        *value = (uint64_t)sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return found;
 }
 
 int wl_session_each_process(wl_session *s, void (*fn)(const wl_process_row *, void *), void *arg)

@@ -250,10 +250,17 @@ int wl_session_lost(wl_session *s, wl_lost_row **out)
         wl_sql_text_col(st, 1, r->source, sizeof r->source);
         wl_sql_text_col(st, 2, r->detail, sizeof r->detail);
         r->count = (uint64_t)sqlite3_column_int64(st, 3);
+        r->unit = !strcmp(r->source, "buffer_refused") ? "requests"
+                  : !strcmp(r->source, "pc_buffer_overflows") ? "times" : "records";
     }
     sqlite3_finalize(st);
     *out = rows;
     return n;
+}
+
+int wl_lost_counts_records(const char *source)
+{
+    return strcmp(source, "buffer_refused") != 0 && strcmp(source, "pc_buffer_overflows") != 0;
 }
 
 int wl_session_annotated_work(wl_session *s, wl_annotated_work **out)

@@ -4,9 +4,10 @@
  * thread plays the resource callbacks (a context of CUDA device 0 appears) and the writer thread
  * (drains every 10 ms into the capture). A kernel record on device 0 covers the middle third of the
  * run, so its windows are attributed to it and the others are idle.
- * usage: pm_sampler_driver CAPTURE.wlcap DURATION_MS [reset|stall]
+ * usage: pm_sampler_driver CAPTURE.wlcap DURATION_MS [reset|stall|stall-long]
  *   reset: the device's last context is destroyed half-way and a new one created 50 ms later
- *   stall: the writer does not drain for the first 600 ms (the ring fills: losses are counted) */
+ *   stall: the writer does not drain for the first 600 ms (the ring fills and windows spill)
+ *   stall-long: likewise for 2,500 ms, past the spill's budget (losses are counted) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 
 #include "capture/recorder.h"
 #include "common/clock.h"
+
+void wl_pool_wake(void) {} /* the writer's doorbell: this thread plays the writer on its own clock */
 
 static void sleep_ms(unsigned ms)
 {
@@ -25,7 +28,7 @@ static void sleep_ms(unsigned ms)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: pm_sampler_driver CAPTURE.wlcap DURATION_MS [reset|stall]\n");
+        fprintf(stderr, "usage: pm_sampler_driver CAPTURE.wlcap DURATION_MS [reset|stall|stall-long]\n");
         return 2;
     }
     unsigned duration = (unsigned)atoi(argv[2]);
@@ -58,7 +61,8 @@ int main(int argc, char **argv)
             wl_pm_context_created(0);
             reset_done = 1;
         }
-        if (!strcmp(mode, "stall") && now - start < 600000000ull)
+        if ((!strcmp(mode, "stall") && now - start < 600000000ull) ||
+            (!strcmp(mode, "stall-long") && now - start < 2500000000ull))
             continue;
         wl_pm_write_pending();
     }

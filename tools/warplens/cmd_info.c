@@ -7,15 +7,40 @@
 #include "stats_print.h"
 #include "verbs.h"
 
+/* The recorder's own figures: how much memory recording took and how its buffers were served. */
+static void print_recorder(wl_session *s, uint32_t pid)
+{
+    uint64_t size, requests, on_demand = 0, refused = 0, peak = 0, bound = 0, rss = 0, api_spill = 0, ev_spill = 0;
+    if (!wl_session_recorder_stat(s, pid, "buffer_size", &size) ||
+        !wl_session_recorder_stat(s, pid, "buffer_requests", &requests))
+        return;
+    wl_session_recorder_stat(s, pid, "buffers_mapped_on_demand", &on_demand);
+    wl_session_recorder_stat(s, pid, "buffer_requests_refused", &refused);
+    wl_session_recorder_stat(s, pid, "peak_buffers_mapped", &peak);
+    wl_session_recorder_stat(s, pid, "recorder_peak_bytes", &bound);
+    wl_session_recorder_stat(s, pid, "process_peak_rss_bytes", &rss);
+    wl_session_recorder_stat(s, pid, "api_calls_spilled", &api_spill);
+    wl_session_recorder_stat(s, pid, "scope_events_spilled", &ev_spill);
+    char a[32], b[32], c[32];
+    printf("  recorder: %" PRIu64 " buffer requests (%s each), at most %" PRIu64 " mapped at once, %" PRIu64
+           " mapped on demand, %" PRIu64 " refused\n",
+           requests, fmt_bytes((double)size, a, sizeof a), peak, on_demand, refused);
+    printf("  recorder memory at its peak at most %s (buffers, rings, spills; only what CUPTI wrote is resident);"
+           " process peak RSS %s\n", fmt_bytes((double)bound, b, sizeof b), rss ? fmt_bytes((double)rss, c, sizeof c) : "?");
+    if (api_spill || ev_spill)
+        printf("  the writer fell behind: %" PRIu64 " API calls and %" PRIu64 " scope events waited in the spill"
+               " (none lost)\n", api_spill, ev_spill);
+}
+
 static void print_process(const wl_process_row *p, void *arg)
 {
-    (void)arg;
     printf("process %u (parent %u) on %s%s\n  %s\n", p->pid, p->ppid, p->hostname[0] ? p->hostname : "?",
            p->complete ? "" : "  [INCOMPLETE]", p->cmdline);
     if (p->rank >= 0 || p->local_rank >= 0 || p->world_size >= 0)
         printf("  rank %d, local rank %d, world size %d\n", p->rank, p->local_rank, p->world_size);
     if (!p->complete)
         printf("  incomplete: %s\n", p->incomplete_reason);
+    print_recorder(arg, p->pid);
 }
 
 static void print_device(const wl_device_row *d, void *arg)
@@ -57,7 +82,7 @@ int cmd_info(int argc, char **argv)
     printf(")\n");
     print_overview(s);
     printf("\n");
-    wl_session_each_process(s, print_process, NULL);
+    wl_session_each_process(s, print_process, s);
     wl_session_each_device(s, print_device, NULL);
     wl_session_close(s);
     return 0;

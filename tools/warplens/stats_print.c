@@ -4,6 +4,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "format.h"
 
@@ -189,11 +190,11 @@ void print_lost_table(wl_session *s, const stats_options *opt)
     if (n < 0)
         return;
     if (opt->csv) {
-        printf("pid,source,count,detail\n");
+        printf("pid,source,count,detail,unit\n");
         for (int i = 0; i < n; i++) {
             printf("%u,%s,%" PRIu64 ",", r[i].pid, r[i].source, r[i].count);
             csv_str(r[i].detail);
-            putchar('\n');
+            printf(",%s\n", r[i].unit);
         }
         free(r);
         return;
@@ -201,8 +202,9 @@ void print_lost_table(wl_session *s, const stats_options *opt)
     print_title("Records lost", STATS_WIDTH);
     if (!n)
         printf("none: every record CUPTI produced reached the session\n");
-    for (int i = 0; i < n; i++)
-        printf("pid %-8u %-20s %10" PRIu64 "  %s\n", r[i].pid, r[i].source, r[i].count, r[i].detail);
+    for (int i = 0; i < n; i++) /* sources that count other things than records say what they count */
+        printf("pid %-8u %-20s %10" PRIu64 "%s%s  %s\n", r[i].pid, r[i].source, r[i].count,
+               strcmp(r[i].unit, "records") ? " " : "", strcmp(r[i].unit, "records") ? r[i].unit : "", r[i].detail);
     free(r);
 }
 
