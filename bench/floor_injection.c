@@ -8,7 +8,10 @@
  * WL_FLOOR_STATS=1: at exit also how CUPTI used the buffers: requests, the most outstanding at
  * once, how many distinct threads asked, completed buffers and their fill, records CUPTI dropped.
  * WL_FLOOR_PER_THREAD=0: CUPTI's per-thread activity buffers off (one shared buffer queue).
- * WL_FLOOR_BUF_KB=N: buffer size (default 8 MiB). */
+ * WL_FLOOR_BUF_KB=N: buffer size (default 8 MiB).
+ * WL_FLOOR_FLUSH_MS=N: CUPTI's periodic flush (cuptiActivityFlushPeriod), off by default.
+ * WL_FLOOR_DEVBUF_KB=N: CUPTI's device buffer size (CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE).
+ * (The last three are for memory experiments: where CUPTI's own host memory goes.) */
 #include <cupti.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -105,6 +108,13 @@ __attribute__((visibility("default"))) int InitializeInjection(void)
     g_stats = (v = getenv("WL_FLOOR_STATS")) && *v == '1';
     if ((v = getenv("WL_FLOOR_BUF_KB")) && atol(v) >= 64)
         g_buf_size = (size_t)atol(v) << 10;
+    if ((v = getenv("WL_FLOOR_DEVBUF_KB")) && atol(v) > 0) {
+        size_t dev = (size_t)atol(v) << 10, sz = sizeof dev;
+        if (cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &sz, &dev) != CUPTI_SUCCESS)
+            fprintf(stderr, "floor: device buffer size not accepted\n");
+    }
+    if ((v = getenv("WL_FLOOR_FLUSH_MS")) && atol(v) > 0 && cuptiActivityFlushPeriod((uint32_t)atol(v)) != CUPTI_SUCCESS)
+        fprintf(stderr, "floor: periodic flush not accepted\n");
     if ((v = getenv("WL_FLOOR_PER_THREAD")) && *v == '0') {
         uint8_t off = 0;
         size_t sz = sizeof off;
