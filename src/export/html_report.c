@@ -438,7 +438,7 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
                        "<div id=\"app\"></div>\n<script type=\"application/json\" id=\"wl-data\">{");
     write_overview(&r->j, s, &ov, title);
     wl_json_lit(&r->j, ",\"slices\":[");
-    wl_tl_sink sink = {r, on_track, on_slice, on_end, on_counter};
+    wl_tl_sink sink = {r, on_track, on_slice, on_end, on_counter, NULL};
     wl_tl_stats ts;
     int rc = wl_timeline_walk(s, o ? o->tl : NULL, &sink, &ts, err, err_size);
     if (st->capped)

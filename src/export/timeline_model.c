@@ -226,7 +226,7 @@ static tl_gpu *find_gpu(model *m, uint32_t device, const char *name)
     uint32_t pid = WL_TL_GPU_PID_BASE + device;
     g->t = (wl_tl_track){.uuid = ++m->next_uuid, .type = WL_TL_GPU, .pid = pid, .tid = 0, .name = g->name,
                          .sort_index = 1000 + (int)device, .stream_id = -1};
-    tl_counters_init(&g->counters);
+    tl_counters_init(&g->counters, device);
     g->counters.fill_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid, .type = WL_TL_COUNTER,
                                            .pid = pid, .name = "GPU fill (estimated %)", .sort_index = 0,
                                            .unit = "%", .stream_id = -1};
@@ -299,6 +299,8 @@ static int flush_group(model *m, tl_group *g)
 /* First lane where [start, end] nests; NULL when none within max_lanes (*err on failure). */
 static tl_lane *place(model *m, tl_group *g, uint64_t start, uint64_t end, int *err)
 {
+    if (m->o && m->o->flat)
+        return g->lanes[0];
     for (int i = 0; i < m->max_lanes; i++) {
         if (i == g->n) {
             tl_lane **nl = realloc(g->lanes, (size_t)(g->n + 1) * sizeof *nl);
@@ -384,7 +386,7 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
     wl_pf_arg args[6 + TL_METRIC_ARGS];
     size_t n = 0;
     wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .name = it->name,
-                     .host = it, .occupancy_pct = -1};
+                     .host = it, .occupancy_pct = -1, .launch_ns = -1};
     if (it->kind == WL_HOST_API) {
         s.kind = WL_TL_API;
         s.category = "cuda_api";
@@ -400,7 +402,7 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
         s.n_flows_out = it->n_flows;
         m->st->flows += it->n_flows;
         for (size_t i = 0; i < it->n_flows; i++)
-            if (tl_flows_add(&m->flows, it->flows[i]))
+            if (tl_flows_add(&m->flows, it->flows[i], it->end_ns - it->start_ns))
                 return -1;
     } else if (it->kind == WL_HOST_TIMER) {
         s.kind = WL_TL_TIMER;
@@ -434,14 +436,15 @@ static int gpu_item(model *m, const wl_gpu_item *it)
     tl_occ occ = {0};
     if (it->kind == WL_GPU_KERNEL) {
         tl_occ_kernel(m->occ, it, &occ);
-        if (tl_counters_kernel(&gpu->counters, it->start_ns, it->end_ns, occ.valid ? occ.fill : 0.0, m->sink,
-                               m->st))
+        if (tl_counters_kernel(&gpu->counters, it->start_ns, it->end_ns, occ.valid ? occ.fill : 0.0, it->stream_id,
+                               m->sink, m->st))
             return -1;
     }
     /* the flow of its API call when that call was drawn (it came first: it started no later) */
     uint64_t flow = it->kind == WL_GPU_KERNEL ? WL_FLOW_KERNEL(it->id)
                     : it->kind == WL_GPU_MEMCPY ? WL_FLOW_MEMCPY(it->id) : WL_FLOW_MEMSET(it->id);
-    if (!tl_flows_take(&m->flows, flow))
+    uint64_t launch_ns = 0;
+    if (!tl_flows_take(&m->flows, flow, &launch_ns))
         flow = 0;
     int err = 0;
     tl_lane *l = place(m, g, it->start_ns, it->end_ns, &err);
@@ -455,7 +458,9 @@ static int gpu_item(model *m, const wl_gpu_item *it)
     wl_pf_arg args[16 + TL_METRIC_ARGS];
     size_t n = 0;
     wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .gpu = it,
-                     .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0};
+                     .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0,
+                     .active_blocks_per_sm = occ.active_blocks_per_sm, .limiter = occ.valid ? occ.limiter : NULL,
+                     .launch_ns = flow ? (int64_t)launch_ns : -1};
     if (it->kind == WL_GPU_KERNEL) {
         s.kind = WL_TL_KERNEL;
         s.category = "kernel";

@@ -81,12 +81,16 @@ typedef struct wl_gpu_item {
     uint32_t correlation_id;
     uint64_t flow;          /* 0: no flow from an API call */
     int64_t graph_id;       /* -1 when not from a graph */
+    int64_t tid;            /* the launching host thread (of its API call); -1 when unknown */
+    int64_t scope_id;       /* innermost warplens scope, -1 none */
     char scope[256];
     /* kernels */
     int64_t name_id;        /* kernel_name.id: kernels with the same id have the same names */
     int grid[3], block[3], cluster_size;
     int registers, static_smem, dynamic_smem, smem_limit_config, carveout; /* carveout -1: unset */
     int64_t queue_delay_ns;  /* -1 when unknown */
+    int64_t submit_delay_ns; /* start - submitted, -1 when unknown */
+    int64_t local_mem;       /* local memory per thread, bytes */
     /* copies and sets */
     char copy_kind[16], src_kind[24], dst_kind[24];
     uint64_t bytes;

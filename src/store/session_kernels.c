@@ -24,7 +24,7 @@ static const char CURSOR_SQL[] =
     " k.queued_ns, k.submitted_ns, k.start_ns, k.end_ns, k.completed_ns, k.has_timestamps,"
     " k.threads, k.blocks, k.warps, k.duration_ns, k.queue_delay_ns, k.submit_delay_ns,"
     " k.api_id, k.tid, k.scope_id,"
-    " n.demangled, n.short_name, n.mangled, a.duration_ns, a.name, t.name, sc.name"
+    " n.demangled, n.short_name, n.mangled, a.duration_ns, a.name, t.name, sc.name, a.start_ns"
     " FROM kernel k JOIN kernel_name n ON n.id = k.name_id"
     " LEFT JOIN api_call a ON a.id = k.api_id"
     " LEFT JOIN thread t ON t.pid = k.pid AND t.tid = k.tid"
@@ -54,6 +54,8 @@ wl_kernel_cursor *wl_kernel_cursor_open(wl_session *s, const wl_kernel_filter *f
         n += snprintf(sql + n, sizeof sql - (size_t)n, " AND k.id = %lld", (long long)f->id);
     if (f->order == WL_KERNEL_BY_START)
         snprintf(sql + n, sizeof sql - (size_t)n, " AND k.has_timestamps ORDER BY k.start_ns, k.end_ns, k.id");
+    else if (f->order == WL_KERNEL_UNTIMED)
+        snprintf(sql + n, sizeof sql - (size_t)n, " AND NOT k.has_timestamps ORDER BY k.id");
     else
         snprintf(sql + n, sizeof sql - (size_t)n, " ORDER BY k.id");
     wl_kernel_cursor *c = calloc(1, sizeof *c);
@@ -131,6 +133,7 @@ int wl_kernel_cursor_next(wl_kernel_cursor *c, wl_kernel_row *r)
     r->api_name = col_text(st, 53);
     r->thread_name = col_text(st, 54);
     r->scope_name = col_text(st, 55);
+    r->api_start_ns = (uint64_t)sqlite3_column_int64(st, 56);
     return 1;
 }
 
