@@ -427,7 +427,8 @@ int wl_jfr_chunk_commit(wl_jfr_chunk *c, uint64_t start_ns, uint64_t end_ns)
     if (!c->has_span || end_ns > c->end_ns)
         c->end_ns = end_ns;
     c->has_span = 1;
-    if (c->events.len + c->strings.len < c->limit)
+    /* leave room for the event that crosses the limit: the buffers then never grow past it */
+    if (c->events.len + c->strings.len + (64u << 10) < c->limit)
         return 0;
     if (write_chunk(c, 0)) {
         c->failed = 1;

@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-void wl_jfr_long(wl_pb_buf *b, uint64_t v)
+void wl_jfr_long_slow(wl_pb_buf *b, uint64_t v)
 {
     uint8_t out[9];
     size_t n = 0;
@@ -29,8 +29,6 @@ void wl_jfr_double(wl_pb_buf *b, double v)
     memcpy(&bits, &v, sizeof bits);
     put_be(b, bits, 8);
 }
-
-void wl_jfr_byte(wl_pb_buf *b, uint8_t v) { wl_pb_put_raw(b, &v, 1); }
 
 void wl_jfr_string(wl_pb_buf *b, const char *s, size_t n)
 {

@@ -30,10 +30,32 @@
 
 enum { WL_JFR_STR_NULL = 0, WL_JFR_STR_EMPTY = 1, WL_JFR_STR_POOL = 2, WL_JFR_STR_UTF8 = 3 };
 
-void wl_jfr_long(wl_pb_buf *b, uint64_t v);
+void wl_jfr_long_slow(wl_pb_buf *b, uint64_t v);
+/* Called for every field of every event: encoded in place when the buffer has room. */
+static inline void wl_jfr_long(wl_pb_buf *b, uint64_t v)
+{
+    if (b->cap - b->len < 9) {
+        wl_jfr_long_slow(b, v);
+        return;
+    }
+    uint8_t *p = b->data + b->len;
+    size_t n = 0;
+    while (n < 8 && v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v; /* after eight groups of 7 bits, the last byte holds the top 8 */
+    b->len += n;
+}
 static inline void wl_jfr_int(wl_pb_buf *b, int32_t v) { wl_jfr_long(b, (uint32_t)v); }
 void wl_jfr_double(wl_pb_buf *b, double v);
-void wl_jfr_byte(wl_pb_buf *b, uint8_t v);
+static inline void wl_jfr_byte(wl_pb_buf *b, uint8_t v)
+{
+    if (b->len < b->cap)
+        b->data[b->len++] = v;
+    else
+        wl_pb_put_raw(b, &v, 1);
+}
 /* s may be NULL (written as null); n bytes of it as UTF-8 (invalid sequences are the reader's to
  * replace: Java decodes them as U+FFFD). */
 void wl_jfr_string(wl_pb_buf *b, const char *s, size_t n);

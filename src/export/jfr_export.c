@@ -99,6 +99,12 @@ static int grow(void **p, size_t *cap, size_t n, size_t elem)
 }
 
 static int32_t sat32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
+/* a * b, saturated at INT64_MAX (hostile sessions hold any grid) */
+static uint64_t sat_mul(uint64_t a, uint64_t b)
+{
+    uint64_t r;
+    return __builtin_mul_overflow(a, b, &r) || r > INT64_MAX ? INT64_MAX : r;
+}
 static int64_t nonneg(int64_t v) { return v > 0 ? v : 0; }
 
 static wl_jfr_value vi(int64_t i) { return (wl_jfr_value){.i = i}; }
@@ -294,15 +300,15 @@ static void kernel_values(wl_jfr_value *v, const dev_info *dev, uint32_t pid, ui
     int warp = dev ? dev->warp_size : 32;
     uint64_t blocks = 1, tpb = 1;
     for (int i = 0; i < 3; i++) {
-        blocks *= (uint64_t)(grid[i] > 0 ? grid[i] : 0);
-        tpb *= (uint64_t)(block[i] > 0 ? block[i] : 0);
+        blocks = sat_mul(blocks, (uint64_t)(grid[i] > 0 ? grid[i] : 0));
+        tpb = sat_mul(tpb, (uint64_t)(block[i] > 0 ? block[i] : 0));
     }
-    uint64_t wpb = (tpb + (uint64_t)warp - 1) / (uint64_t)warp;
+    uint64_t wpb = tpb / (uint64_t)warp + (tpb % (uint64_t)warp != 0);
     v[WL_JK_DEVICE] = vi(device);
     v[WL_JK_GRID_X] = vi(grid[0]), v[WL_JK_GRID_Y] = vi(grid[1]), v[WL_JK_GRID_Z] = vi(grid[2]);
     v[WL_JK_BLOCK_X] = vi(block[0]), v[WL_JK_BLOCK_Y] = vi(block[1]), v[WL_JK_BLOCK_Z] = vi(block[2]);
-    v[WL_JK_THREADS] = vi((int64_t)(blocks * tpb));
-    v[WL_JK_WARPS] = vi((int64_t)(blocks * wpb));
+    v[WL_JK_THREADS] = vi((int64_t)sat_mul(blocks, tpb));
+    v[WL_JK_WARPS] = vi((int64_t)sat_mul(blocks, wpb));
     v[WL_JK_BLOCKS] = vi(sat32((int64_t)blocks));
     v[WL_JK_REGISTERS] = vi(registers);
     v[WL_JK_STATIC_SMEM] = vi(sat32(static_smem));
@@ -318,7 +324,7 @@ static void kernel_values(wl_jfr_value *v, const dev_info *dev, uint32_t pid, ui
         v[WL_JK_ACTIVE_SMS] = vi(blocks < (uint64_t)dev->sm_count ? (int64_t)blocks : dev->sm_count);
         if (occ->valid) {
             uint64_t resident = (uint64_t)occ->active_blocks_per_sm * (uint64_t)dev->sm_count;
-            v[WL_JK_ACTIVE_WARPS] = vi((int64_t)((blocks < resident ? blocks : resident) * wpb));
+            v[WL_JK_ACTIVE_WARPS] = vi((int64_t)sat_mul(blocks < resident ? blocks : resident, wpb));
         }
     }
     v[WL_JK_STREAM] = vi(stream);
@@ -349,7 +355,7 @@ static int on_kernel(jfr_sink *k, const wl_tl_slice *s)
     h->has_tid = it->tid >= 0, h->tid = (uint32_t)it->tid;
     if (!kernel_name(k, it->name_id, it->name))
         return -1;
-    snprintf(h->scope, sizeof h->scope, "%s", it->scope);
+    memcpy(h->scope, it->scope, sizeof h->scope); /* a NUL-terminated copy of the same size */
     tl_occ occ = {.valid = s->occupancy_pct >= 0, .occupancy_pct = s->occupancy_pct,
                   .active_blocks_per_sm = s->active_blocks_per_sm, .limiter = s->limiter};
     kernel_values(h->v, find_dev(k, it->pid, it->device_id, 0), it->pid, it->device_id, it->id, it->grid,
