@@ -10,14 +10,15 @@
 
 typedef struct str_slot {      /* a string of this chunk's pool */
     uint64_t hash;             /* 0: empty slot */
-    uint32_t key;
+    uint64_t key;
     uint32_t len;
     size_t at;                 /* where its bytes sit in the pool buffer */
 } str_slot;
 
-typedef struct key_slot {      /* a caller-keyed string: its pool key in chunk `gen` */
+typedef struct key_slot {      /* a caller-keyed string: its pool key, declared in chunk `gen` */
     uint64_t key;              /* 0: empty slot */
-    uint32_t gen, pool_key;
+    uint64_t pool_key;
+    uint32_t gen;
 } key_slot;
 
 typedef struct jfr_proc {
@@ -38,7 +39,9 @@ struct wl_jfr_chunk {
     size_t limit;
     uint32_t gen;              /* chunk number, from 1 */
     wl_pb_buf events, strings, threads, groups, out;
-    uint32_t n_strings, n_threads, n_groups;
+    uint32_t n_strings, n_threads, n_groups; /* entries of this chunk's pools */
+    uint64_t next_key;         /* string keys are never reused for another string in the file: a
+                                  reader keeps what a key meant in the previous chunk */
     uint64_t start_ns, end_ns; /* span of the chunk's events */
     int has_span;
     str_slot *str;             /* hash of the chunk's strings */
@@ -119,8 +122,20 @@ static int str_grow(wl_jfr_chunk *c)
     return 0;
 }
 
-/* The pool key of s in this chunk, added to the pool when new; 0 on failure. */
-static uint32_t pool_key(wl_jfr_chunk *c, const char *s, size_t n, uint64_t h)
+/* Adds a String pool entry to this chunk; returns where its bytes start, or SIZE_MAX. */
+static size_t declare_string(wl_jfr_chunk *c, uint64_t key, const char *s, size_t n)
+{
+    wl_jfr_long(&c->strings, key);
+    wl_jfr_byte(&c->strings, WL_JFR_STR_UTF8);
+    wl_jfr_long(&c->strings, n);
+    size_t at = c->strings.len;
+    wl_pb_put_raw(&c->strings, s, n);
+    c->n_strings++;
+    return wl_pb_ok(&c->strings) ? at : SIZE_MAX;
+}
+
+/* The pool key of s in this chunk, a new key when s is new to the chunk; 0 on failure. */
+static uint64_t pool_key(wl_jfr_chunk *c, const char *s, size_t n, uint64_t h)
 {
     if ((c->n_strings + 1) * 2 > c->str_cap && str_grow(c))
         return 0;
@@ -128,13 +143,9 @@ static uint32_t pool_key(wl_jfr_chunk *c, const char *s, size_t n, uint64_t h)
     for (; c->str[j].hash; j = (j + 1) & mask)
         if (c->str[j].hash == h && c->str[j].len == n && !memcmp(c->strings.data + c->str[j].at, s, n))
             return c->str[j].key;
-    uint32_t key = ++c->n_strings;
-    wl_jfr_long(&c->strings, key);
-    wl_jfr_byte(&c->strings, WL_JFR_STR_UTF8);
-    wl_jfr_long(&c->strings, n);
-    size_t at = c->strings.len;
-    wl_pb_put_raw(&c->strings, s, n);
-    if (!wl_pb_ok(&c->strings))
+    uint64_t key = ++c->next_key;
+    size_t at = declare_string(c, key, s, n);
+    if (at == SIZE_MAX)
         return 0;
     c->str[j] = (str_slot){h, key, (uint32_t)n, at};
     return key;
@@ -147,7 +158,7 @@ void wl_jfr_chunk_string(void *ctx, wl_pb_buf *b, const char *s, size_t n)
         wl_jfr_string(b, s, n);
         return;
     }
-    uint32_t key = pool_key(c, s, n, hash_bytes(s, n));
+    uint64_t key = pool_key(c, s, n, hash_bytes(s, n));
     if (key)
         wl_jfr_string_ref(b, key);
     else
@@ -186,11 +197,11 @@ void wl_jfr_chunk_keyed_string(wl_jfr_chunk *c, wl_pb_buf *b, uint64_t key, cons
     if (!sl->key) {
         sl->key = key;
         sl->gen = 0;
+        sl->pool_key = ++c->next_key; /* the same key in every chunk, for the same string */
         c->keyed_n++;
     }
     if (sl->gen != c->gen) {
-        sl->pool_key = pool_key(c, s, n, hash_bytes(s, n));
-        if (!sl->pool_key) {
+        if (declare_string(c, sl->pool_key, s, n) == SIZE_MAX) {
             c->failed = 1;
             return;
         }

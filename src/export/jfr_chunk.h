@@ -8,7 +8,9 @@
  * Constant pools: strings are written as references into the chunk's String pool (found by a
  * hash of their bytes, or by a caller's key for strings it can name, such as kernel names by
  * their kernel_name id); threads (java.lang.Thread) and processes (jdk.types.ThreadGroup) have
- * keys that stay the same in every chunk and are declared in each chunk that uses them.
+ * keys that stay the same in every chunk and are declared in each chunk that uses them. A key
+ * never names two different values in one file: the JDK's reader keeps a key's value from one
+ * chunk to the next (the JVM's keys are global), so string keys keep counting across chunks.
  * Times: ticks are nanoseconds since the session's origin (1e9 ticks per second), so a chunk's
  * header ties them to epoch nanoseconds exactly. */
 #ifndef WARPLENS_EXPORT_JFR_CHUNK_H

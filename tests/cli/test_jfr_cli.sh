@@ -28,7 +28,7 @@ ESC="replace(replace(replace(replace(X, '\\', '\\\\'), char(9), '\\t'), char(10)
 esc() { local e=${ESC//X/$1}; echo "coalesce(nullif($e, ''), '-')"; }
 expected_kernels() {
     sqlite3 -separator $'\t' "$1" "SELECT 'kernel', k.id, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
-      k.registers_per_thread, k.static_smem, k.dynamic_smem, k.local_mem_per_thread, k.device_id,
+      k.registers_per_thread, k.static_smem, k.dynamic_smem, coalesce(k.local_mem_per_thread, 0), k.device_id,
       k.stream_id, k.correlation_id, coalesce(k.scope_id, 0), k.pid, k.threads,
       max(coalesce(k.queue_delay_ns, 0), 0),
       CASE WHEN a.id IS NULL THEN 0 WHEN NOT k.has_timestamps THEN a.duration_ns
@@ -123,6 +123,28 @@ done
 check "cmp -s explicit.out default.jfr" "--format jfr and the .jfr default differ"
 "$W" export "$DATA/demo-h100.wlsession" --format jfx -o x.jfr 2>err.txt
 check "[ $? = 2 ] && grep -q 'perfetto, json or jfr' err.txt && [ ! -e x.jfr ]" "unknown format: $(cat err.txt)"
+
+# ---- several chunks: a synthetic session larger than one chunk (8 MiB of events) -------------
+"$WARPLENS_BUILD_DIR/bin/bench_export" --make-session synth.wlsession --kernels 100000 >/dev/null 2>&1
+"$W" export -q synth.wlsession -o synth.jfr 2>err.txt
+check "[ $? = 0 ]" "synthetic export failed: $(cat err.txt)"
+jfr summary synth.jfr >summary.txt 2>err.txt
+chunks=$(awk '/Chunks:/ {print $2}' summary.txt)
+check "[ '${chunks:-0}' -ge 2 ]" "the 100k-kernel session should take several chunks: ${chunks:-?} ($(head -2 err.txt))"
+java -cp jc JfrCheck synth.jfr --kernels >java.txt 2>err.txt
+check "[ $? = 0 ]" "RecordingFile on several chunks: $(head -3 err.txt)"
+for t in $TYPES; do
+    want=$(sqlite3 synth.wlsession "$(count_sql "$t")")
+    got=$(awk -v t="$t" '$1 == "type" && $2 == t {print $3}' java.txt)
+    got_sum=$(awk -v t="$t" '$1 == t {print $2}' summary.txt)
+    check "[ '$want' = '$got' ] && [ '$want' = '$got_sum' ]" "synthetic: $t: session $want, RecordingFile $got, summary $got_sum"
+done
+# every chunk re-declares the kernel names and threads it uses (and keys keep their meaning)
+unnamed=$(grep '^kernel' java.txt | awk -F'\t' '$29 == "-"' | wc -l)
+check "[ $unnamed = 0 ]" "$unnamed kernels without a name (chunk boundaries)"
+expected_kernels synth.wlsession >want.txt
+grep '^kernel' java.txt | drop_occ >got.txt
+check "cmp -s want.txt got.txt" "synthetic: kernel fields differ: $(diff want.txt got.txt | head -4 | short)"
 
 # ---- hostile sessions -------------------------------------------------------------------------
 cp "$DATA/demo-h100.wlsession" hostile.wlsession
