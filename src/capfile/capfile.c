@@ -31,6 +31,7 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_STALL_REASON: return sizeof(wlcap_stall_reason);
     case WLCAP_KERNEL_STALL: return sizeof(wlcap_kernel_stall);
     case WLCAP_CAPTURE_RANGE: return sizeof(wlcap_capture_range);
+    case WLCAP_ATTR: return sizeof(wlcap_attr);
     default: return 0;
     }
 }

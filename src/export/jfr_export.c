@@ -20,11 +20,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/kernel_backend.h"
 #include "export/jfr_chunk.h"
 #include "export/jfr_types.h"
 #include "export/timeline_internal.h"
 #include "store/session_kernels.h"
 #include "store/session_samples.h"
+#include "store/torch_range.h"
 
 #define CHUNK_BYTES (8u << 20)
 #define SNAPSHOT_GAP_NS 100000u
@@ -40,13 +42,14 @@ typedef struct held {          /* a kernel waiting for the walk to pass its end 
     int has_tid;
     int64_t stream, name_id;
     wl_jfr_value v[WL_JK_COUNT];
-    char scope[256];
+    char scope[256], op[512], shape[1024], tier[64]; /* the item's, while it is held */
 } held;
 
 typedef struct name_slot {     /* kernel name by kernel_name id, kept for held kernels */
     int64_t id;
     char *name;
     size_t len;
+    const char *backend;       /* analysis/kernel_backend.h, decided once per name */
 } name_slot;
 
 typedef struct nvml_sample {
@@ -171,7 +174,7 @@ static int write_event(jfr_sink *k, wl_jfr_event_id id, uint64_t start, uint64_t
 
 /* ---- kernel names -------------------------------------------------------------------------- */
 
-static const name_slot *kernel_name(jfr_sink *k, int64_t id, const char *name)
+static const name_slot *kernel_name(jfr_sink *k, int64_t id, const char *name, const char *short_name)
 {
     size_t mask = k->cap_names - 1, j;
     if (k->cap_names) {
@@ -204,7 +207,7 @@ static const name_slot *kernel_name(jfr_sink *k, int64_t id, const char *name)
     if (!d)
         return NULL;
     memcpy(d, name, len + 1);
-    k->names[j] = (name_slot){id, d, len};
+    k->names[j] = (name_slot){id, d, len, wl_kernel_backend(short_name, name, NULL)};
     k->n_names++;
     return &k->names[j];
 }
@@ -227,11 +230,15 @@ static void kernel_string(void *ctx, wl_pb_buf *b, const char *s, size_t n)
 
 static int write_kernel(jfr_sink *k, held *h)
 {
-    const name_slot *ns = kernel_name(k, h->name_id, "");
+    const name_slot *ns = kernel_name(k, h->name_id, "", "");
     if (!ns)
         return -1;
     h->v[WL_JK_NAME] = (wl_jfr_value){.s = ns->name, .n = ns->len};
+    h->v[WL_JK_BACKEND] = vs(ns->backend);
     h->v[WL_JK_SCOPE_NAME] = vs_opt(h->scope);
+    h->v[WL_JK_OPERATION] = vs_opt(h->op);
+    h->v[WL_JK_SHAPE] = vs_opt(h->shape);
+    h->v[WL_JK_TIER] = vs_opt(h->tier);
     uint64_t thread = h->has_tid ? wl_jfr_chunk_thread(k->c, h->pid, h->tid) : 0;
     kernel_strings ks = {k, h->name_id, ns->name};
     uint64_t start = h->start, end = h->end < h->start ? h->start : h->end;
@@ -353,9 +360,14 @@ static int on_kernel(jfr_sink *k, const wl_tl_slice *s)
     h->start = it->start_ns, h->end = it->end_ns;
     h->pid = it->pid, h->device = it->device_id, h->stream = it->stream_id, h->name_id = it->name_id;
     h->has_tid = it->tid >= 0, h->tid = (uint32_t)it->tid;
-    if (!kernel_name(k, it->name_id, it->name))
+    if (!kernel_name(k, it->name_id, it->name, it->short_name))
         return -1;
-    memcpy(h->scope, it->scope, sizeof h->scope); /* a NUL-terminated copy of the same size */
+    /* NUL-terminated copies of the same sizes */
+    memcpy(h->scope, it->scope, sizeof h->scope);
+    memcpy(h->op, it->op, sizeof h->op);
+    memcpy(h->shape, it->shape, sizeof h->shape);
+    memcpy(h->tier, it->tier, sizeof h->tier);
+    h->v[WL_JK_VTHREAD] = vi(it->app_thread);
     tl_occ occ = {.valid = s->occupancy_pct >= 0, .occupancy_pct = s->occupancy_pct,
                   .active_blocks_per_sm = s->active_blocks_per_sm, .limiter = s->limiter};
     kernel_values(h->v, find_dev(k, it->pid, it->device_id, 0), it->pid, it->device_id, it->id, it->grid,
@@ -417,11 +429,20 @@ static int on_host(jfr_sink *k, const wl_tl_slice *s)
         v[0] = vs(it->name), v[1] = vs_opt(it->group), v[2] = vi(it->correlation_id), v[3] = vi(it->return_value);
         v[4] = vs_opt(it->scope), v[5] = vi(it->pid);
         return write_event(k, WL_JFR_API, it->start_ns, it->end_ns, thread, v);
-    case WL_TL_NVTX:
+    case WL_TL_NVTX: {
+        wl_torch_range op; /* the identity its kernels get (session_identity.h) */
         v[0] = vs(it->name), v[1] = vs_opt(it->group), v[4] = vi(it->id), v[5] = vi(it->open_end), v[6] = vi(it->pid);
+        if (wl_torch_range_parse(it->name, strlen(it->name), &op)) {
+            v[2] = (wl_jfr_value){.s = op.name, .n = op.name_len};
+            if (op.shape)
+                v[3] = (wl_jfr_value){.s = op.shape, .n = op.shape_len};
+        } else {
+            v[2] = vs(it->name);
+        }
         return write_event(k, WL_JFR_NVTX, it->start_ns, it->end_ns, thread, v);
+    }
     case WL_TL_SCOPE:
-        v[0] = vi(it->id), v[1] = vs(it->name), v[3] = vi(it->open_end), v[4] = vi(it->pid);
+        v[0] = vi(it->id), v[1] = vs(it->name), v[2] = vi(it->app_thread), v[3] = vi(it->open_end), v[4] = vi(it->pid);
         return write_event(k, WL_JFR_SCOPE, it->start_ns, it->end_ns, thread, v);
     case WL_TL_TIMER:
         v[0] = vs(it->name), v[1] = vs_opt(it->group), v[2] = vi(it->pid);
@@ -601,7 +622,11 @@ static int untimed_kernels(jfr_sink *k, char *err, size_t err_size)
         h.pid = r.pid, h.device = r.device_id, h.stream = r.stream_id, h.name_id = r.name_id;
         h.has_tid = r.tid >= 0, h.tid = (uint32_t)r.tid;
         snprintf(h.scope, sizeof h.scope, "%s", r.scope_name);
-        if (!kernel_name(k, r.name_id, r.name[0] ? r.name : r.mangled) || write_kernel(k, &h))
+        snprintf(h.op, sizeof h.op, "%s", r.operation);
+        snprintf(h.shape, sizeof h.shape, "%s", r.shape);
+        snprintf(h.tier, sizeof h.tier, "%s", r.tier);
+        h.v[WL_JK_VTHREAD] = vi(r.app_thread);
+        if (!kernel_name(k, r.name_id, r.name[0] ? r.name : r.mangled, r.short_name) || write_kernel(k, &h))
             k->failed = 1;
     }
     wl_kernel_cursor_close(cur);

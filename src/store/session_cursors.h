@@ -53,6 +53,7 @@ typedef struct wl_host_item {
     char scope[256];        /* API: the enclosing warplens scope's name, else "" */
     uint32_t correlation_id;
     int64_t return_value;
+    int64_t app_thread;     /* scopes: the application thread id attached (0: none) */
     const uint64_t *flows;  /* API: flow ids to the GPU work it started (valid until next step) */
     size_t n_flows;
 } wl_host_item;
@@ -91,6 +92,9 @@ typedef struct wl_gpu_item {
     int64_t queue_delay_ns;  /* -1 when unknown */
     int64_t submit_delay_ns; /* start - submitted, -1 when unknown */
     int64_t local_mem;       /* local memory per thread, bytes */
+    int64_t app_thread;      /* application thread id of its scope (session_identity.h), 0 none */
+    /* identity (session_identity.h): "" when none or the session predates it */
+    char op[512], shape[1024], tier[64];
     /* copies and sets */
     char copy_kind[16], src_kind[24], dst_kind[24];
     uint64_t bytes;

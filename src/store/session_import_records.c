@@ -595,6 +595,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_stall_reason stall_reason;
         wlcap_kernel_stall kernel_stall;
         wlcap_capture_range capture_range;
+        wlcap_attr attr;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -635,6 +636,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_STALL_REASON: return wl_imp_stall_reason(c, &u.stall_reason, offset);
     case WLCAP_KERNEL_STALL: return wl_imp_kernel_stall(c, &u.kernel_stall, offset);
     case WLCAP_CAPTURE_RANGE: return on_capture_range(c, &u.capture_range, offset);
+    case WLCAP_ATTR: return check_string_ref(c, u.attr.str, offset) ? -1 : wl_imp_attr(c, &u.attr, offset);
     default: return 0;
     }
 }

@@ -39,6 +39,11 @@ typedef struct wl_kernel_row {
     const char *api_name;             /* "" without an API record */
     const char *thread_name;          /* "" when the thread is not named */
     const char *scope_name;           /* "" outside a scope */
+    /* identity (session_identity.h); "" / 0 when none or the session predates it */
+    const char *operation, *shape;
+    const char *op_source;            /* "torch", "nvtx", "scope" */
+    const char *tier;
+    int64_t app_thread;               /* application thread id attached to its scope */
 } wl_kernel_row;
 
 typedef struct wl_kernel_cursor wl_kernel_cursor;
