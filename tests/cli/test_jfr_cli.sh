@@ -27,6 +27,11 @@ javac -d jc "$SRC/tests/java/JfrCheck.java" "$SRC/tests/java/SeedEvents.java" ||
 ESC="replace(replace(replace(replace(X, '\\', '\\\\'), char(9), '\\t'), char(10), '\\n'), char(13), '\\r')"
 esc() { local e=${ESC//X/$1}; echo "coalesce(nullif($e, ''), '-')"; }
 expected_kernels() {
+    local ident="'-', '-', '-', 0" join=""
+    if [ "$(sqlite3 "$1" "SELECT count(*) FROM sqlite_master WHERE name = 'op'")" = 1 ]; then
+        ident="$(esc o.name), $(esc o.shape), $(esc k.tier), coalesce(sc.app_thread_id, 0)"
+        join="LEFT JOIN op o ON o.id = k.op_id"
+    fi
     sqlite3 -separator $'\t' "$1" "SELECT 'kernel', k.id, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,
       k.registers_per_thread, k.static_smem, k.dynamic_smem, coalesce(k.local_mem_per_thread, 0), k.device_id,
       k.stream_id, k.correlation_id, coalesce(k.scope_id, 0), k.pid, k.threads,
@@ -41,12 +46,13 @@ expected_kernels() {
       CASE WHEN k.has_timestamps THEN 'true' ELSE 'false' END,
       CASE WHEN k.tid IS NULL THEN '-' ELSE coalesce(nullif(t.name, ''), 'thread ' || k.tid) END,
       coalesce(k.tid, '-'), $(esc sc.name), $(esc "CASE WHEN n.demangled <> '' THEN n.demangled ELSE n.mangled END"),
-      '-', '-', '-', '-', 0
+      $ident
       FROM kernel k JOIN kernel_name n ON n.id = k.name_id LEFT JOIN api_call a ON a.id = k.api_id
       LEFT JOIN thread t ON t.pid = k.pid AND t.tid = k.tid LEFT JOIN scope sc ON sc.pid = k.pid AND sc.scope_id = k.scope_id
-      ORDER BY k.id"
+      $join ORDER BY k.id"
 }
-drop_occ() { cut -f1-13,15-; }
+# JfrCheck's line without its occupancy (14) and backend (32) columns, checked on their own
+drop_occ() { cut -f1-13,15-31,33-; }
 short() { cut -c1-200; } # failure messages: kernel names can be kilobytes
 
 # counts the session must give: type name, then its SQL
@@ -109,15 +115,35 @@ read_all() {
         [ "$want_occ" = "$occ" ] || { bad=1; echo "  $name: block ${bx}x${by}x${bz} regs $regs smem $smem+$dyn: JFR $occ, calculator $want_occ"; }
     done < <(grep '^kernel' java.txt | awk -F'\t' '{print $6"\t"$7"\t"$8"\t"$9"\t"$10"\t"$11"\t"$14}' | sort -u)
     check "[ $bad = 0 ] && [ $n -gt 0 ]" "$name: occupancy differs from the calculator ($n configurations)"
+    # backend: what `warplens kernels` says of the same kernel name
+    "$W" kernels "$s" --json | jq -r '.[] | [.name, .backend] | @tsv' | sort -u >want_backend.txt
+    grep '^kernel' java.txt | awk -F'\t' '{print $29"\t"$32}' | sort -u >got_backend.txt
+    check "[ -s got_backend.txt ] && [ -z \"\$(comm -13 want_backend.txt got_backend.txt)\" ]" \
+        "$name: backends differ from warplens kernels: $(comm -13 want_backend.txt got_backend.txt | head -3 | short)"
 }
 
+# every session as recorded (no identity: made before it), then upgraded (operation, shape, tier)
 for s in "$DATA"/*.wlsession; do
     name=$(basename "$s" .wlsession)
-    "$W" export "$s" -o "$name.jfr" >out.txt 2>err.txt
-    check "[ $? = 0 ]" "$name: export failed: $(cat err.txt)"
-    check "grep -q '(JFR): ' out.txt" "$name: no JFR summary line: $(cat out.txt)"
-    read_all "$s" "$name.jfr" "$name" 0
+    for v in old upgraded; do
+        f=$s
+        if [ $v = upgraded ]; then
+            f=$name.wlsession
+            cp "$s" "$f" && "$W" import --upgrade "$f" >/dev/null 2>err.txt
+            check "[ $? = 0 ]" "$name: import --upgrade failed: $(cat err.txt)"
+        elif [ "$name" != demo-h100 ]; then
+            continue # one session read without identity is enough
+        fi
+        "$W" export "$f" -o "$name.jfr" >out.txt 2>err.txt
+        check "[ $? = 0 ]" "$name: export failed: $(cat err.txt)"
+        check "grep -q '(JFR): ' out.txt" "$name: no JFR summary line: $(cat out.txt)"
+        read_all "$f" "$name.jfr" "$name ($v)" 0
+    done
 done
+# operations reach the events: the demo's batches run inside NVTX "batch" ranges
+ops=$(jq '[.recording.events[] | select(.type == "warplens.GpuKernelEvent" and .values.operation == "batch")] | length' \
+    <(jfr print --json --events GpuKernelEvent demo-h100.jfr))
+check "[ '$ops' = 48 ]" "demo: kernels with operation batch: $ops, want 48"
 # --format jfr and the .jfr default agree; a failed export leaves nothing behind
 "$W" export -q "$DATA/demo-h100.wlsession" --format jfr -o explicit.out && "$W" export -q "$DATA/demo-h100.wlsession" -o default.jfr
 check "cmp -s explicit.out default.jfr" "--format jfr and the .jfr default differ"
