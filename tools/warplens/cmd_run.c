@@ -273,15 +273,10 @@ static int parse(int argc, char **argv, run_options *o)
     return 0;
 }
 
-/* The recorder lives next to the CLI: <prefix>/bin/warplens and <prefix>/lib/libwarplens_recorder.so. */
-static int find_recorder(char *out, size_t n)
+/* A file of the installation, next to the CLI: <prefix>/bin/warplens and <prefix>/lib/<file>
+ * (out: PATH_MAX bytes). 0 when it exists. */
+static int beside_cli(const char *file, char *out)
 {
-    const char *env = getenv("WARPLENS_RECORDER_LIB");
-    if (env && *env) {
-        if (!realpath(env, out))
-            return -1;
-        return 0;
-    }
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (len <= 0)
@@ -292,11 +287,25 @@ static int find_recorder(char *out, size_t n)
         return -1;
     *slash = 0;
     char candidate[PATH_MAX + 64];
-    snprintf(candidate, sizeof candidate, "%s/../lib/libwarplens_recorder.so", exe);
-    if (!realpath(candidate, out))
-        return -1;
-    (void)n;
-    return 0;
+    snprintf(candidate, sizeof candidate, "%s/../lib/%s", exe, file);
+    return realpath(candidate, out) ? 0 : -1;
+}
+
+static int find_recorder(char *out)
+{
+    const char *env = getenv("WARPLENS_RECORDER_LIB");
+    if (env && *env)
+        return realpath(env, out) ? 0 : -1;
+    return beside_cli("libwarplens_recorder.so", out);
+}
+
+/* The Java binding (java/) loads its JNI library from WARPLENS_JNI: a JVM program under `warplens
+ * run` finds it without -Djava.library.path. */
+static void export_java_binding(void)
+{
+    char jni[PATH_MAX];
+    if (beside_cli("libwarplens_jni.so", jni) == 0)
+        setenv("WARPLENS_JNI", jni, 1);
 }
 
 static int have_driver(char *why, size_t n)
@@ -484,6 +493,7 @@ int cmd_run(int argc, char **argv)
         default_output(o.argv[0], output, sizeof output);
 
     char why[256];
+    export_java_binding();
     if (!have_driver(why, sizeof why)) {
         fprintf(stderr, "warplens: %s: %s runs without GPU recording\n", why, o.argv[0]);
         setenv("WARPLENS_NO_GPU", "1", 1);
@@ -491,7 +501,7 @@ int cmd_run(int argc, char **argv)
         return st < 0 ? 127 : exit_code(st);
     }
     char recorder[PATH_MAX];
-    if (find_recorder(recorder, sizeof recorder) != 0) {
+    if (find_recorder(recorder) != 0) {
         fprintf(stderr, "warplens: cannot find libwarplens_recorder.so next to the warplens binary"
                         " (set WARPLENS_RECORDER_LIB)\n");
         return 2;
