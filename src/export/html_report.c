@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/kernel_backend.h"
 #include "analysis/kernel_table.h"
 #include "export/json_out.h"
 #include "export/report_metrics.h"
@@ -231,6 +232,7 @@ static void write_kernels(wl_json_out *j, wl_session *s)
         key(j, "queue_ns"), wl_json_double(j, k->sum.mean_queue_ns);
         key(j, "launch_ns"), wl_json_double(j, k->sum.mean_launch_ns);
         key(j, "configs"), wl_json_i64(j, k->configs);
+        key(j, "backend"), wl_json_str(j, wl_kernel_backend(k->short_name, k->name, k->mangled));
         if (k->has_config) {
             char b[64];
             snprintf(b, sizeof b, "%dx%dx%d", k->top.grid[0], k->top.grid[1], k->top.grid[2]);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/kernel_backend.h"
 #include "export/timeline_internal.h"
 
 #define MAX_DEPTH 256          /* Perfetto allows < 512 nested slices per track */
@@ -42,6 +43,11 @@ typedef struct ptr_list {
     size_t n, cap;
 } ptr_list;
 
+typedef struct backend_slot { /* the backend of a kernel name, decided once per name */
+    int64_t name_id;
+    const char *backend;
+} backend_slot;
+
 typedef struct model {
     wl_session *s;
     const wl_tl_options *o;
@@ -55,6 +61,7 @@ typedef struct model {
     tl_occ_cache *occ;
     tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
     tl_metrics *metrics;       /* NULL: the session has no hardware metrics */
+    backend_slot backends[1024];
     uint64_t done, total;
     int failed;
 } model;
@@ -427,6 +434,14 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
     return m->sink->slice_begin && m->sink->slice_begin(m->sink->ctx, &s) ? -1 : 0;
 }
 
+static const char *backend_of(model *m, const wl_gpu_item *it)
+{
+    backend_slot *b = &m->backends[(uint64_t)it->name_id & 1023];
+    if (!b->backend || b->name_id != it->name_id)
+        *b = (backend_slot){it->name_id, wl_kernel_backend(it->short_name, it->name, NULL)};
+    return b->backend;
+}
+
 static int gpu_item(model *m, const wl_gpu_item *it)
 {
     tl_group *g = find_stream(m, it);
@@ -455,7 +470,7 @@ static int gpu_item(model *m, const wl_gpu_item *it)
         return 0;
     }
     char grid[48], block[48], name[40];
-    wl_pf_arg args[16 + TL_METRIC_ARGS];
+    wl_pf_arg args[21 + TL_METRIC_ARGS];
     size_t n = 0;
     wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .gpu = it,
                      .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0,
@@ -480,6 +495,16 @@ static int gpu_item(model *m, const wl_gpu_item *it)
             args[n++] = arg_u("queue_delay_ns", (uint64_t)it->queue_delay_ns);
         if (it->graph_id >= 0)
             args[n++] = arg_u("graph_id", (uint64_t)it->graph_id);
+        /* identity (store/session_identity.h, analysis/kernel_backend.h) */
+        args[n++] = arg_s("backend", backend_of(m, it));
+        if (it->op[0])
+            args[n++] = arg_s("operation", it->op);
+        if (it->shape[0])
+            args[n++] = arg_s("shape", it->shape);
+        if (it->tier[0])
+            args[n++] = arg_s("tier", it->tier);
+        if (it->app_thread)
+            args[n++] = arg_i("app_thread_id", it->app_thread);
     } else {
         s.kind = it->kind == WL_GPU_MEMCPY ? WL_TL_MEMCPY : WL_TL_MEMSET;
         s.category = it->kind == WL_GPU_MEMCPY ? "memcpy" : "memset";
