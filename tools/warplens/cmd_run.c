@@ -3,7 +3,6 @@
  * wrote, prints a short summary and exits with the program's own status. The program is started
  * with execvp: arguments are never seen by a shell. */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +18,7 @@
 #include "capfile/capfile.h"
 #include "capfile/metric_spec.h"
 #include "capfile/pm_metric_spec.h"
+#include "run_env.h"
 #include "run_summary.h"
 #include "session_build.h"
 #include "verbs.h"
@@ -34,7 +34,7 @@ typedef struct run_options {
     const char *pm_interval;
     const char *pc_period;     /* --pc-period: log2 of the PC-sampling period in cycles */
     const char *capture_range; /* --capture-range: "profiler-api" */
-    int quiet, keep_capture, check_occupancy, stalls;
+    int quiet, keep_capture, check_occupancy, stalls, torch_ops;
     char **argv; /* the program and its arguments */
 } run_options;
 
@@ -55,6 +55,9 @@ static void usage(FILE *out)
             "  --keep-capture         keep the raw capture files (<output>.capture/)\n"
             "  --check-occupancy      ask the driver for each distinct launch's occupancy, to compare\n"
             "                         with warplens' calculator (`warplens occupancy-check`)\n"
+            "  --torch-ops            PyTorch programs: turn on torch.autograd.profiler.emit_nvtx(record_shapes=True)\n"
+            "                         when the program imports torch (no change to the script), so each kernel\n"
+            "                         gets its operator and input shapes (`warplens kernels --by op`)\n"
             "  --metrics LIST         hardware metrics per kernel (CUPTI range profiler): presets default,\n"
             "                         memory, compute, occupancy and/or CUPTI metric names, comma-separated.\n"
             "                         Kernels are serialised and replayed once per pass: timings change\n"
@@ -170,6 +173,8 @@ static int parse(int argc, char **argv, run_options *o)
             o->keep_capture = 1;
         } else if (!strcmp(a, "--check-occupancy")) {
             o->check_occupancy = 1;
+        } else if (!strcmp(a, "--torch-ops")) {
+            o->torch_ops = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (a[0] == '-') {
@@ -241,6 +246,11 @@ static int parse(int argc, char **argv, run_options *o)
         fprintf(stderr, "warplens run: --record: unknown item '%s' (use kernels,memcpy,api,nvtx,sync or all)\n", bad);
         return -1;
     }
+    if (o->torch_ops && (mask & (WL_RECORD_NVTX | WL_RECORD_API)) != (WL_RECORD_NVTX | WL_RECORD_API)) {
+        fprintf(stderr, "warplens run: --torch-ops needs nvtx and api in --record (operator ranges and the launch"
+                        " calls inside them)\n");
+        return -1;
+    }
     if (o->buffer_size) {
         char *end;
         unsigned long long v = strtoull(o->buffer_size, &end, 10);
@@ -271,52 +281,6 @@ static int parse(int argc, char **argv, run_options *o)
         }
     }
     return 0;
-}
-
-/* A file of the installation, next to the CLI: <prefix>/bin/warplens and <prefix>/lib/<file>
- * (out: PATH_MAX bytes). 0 when it exists. */
-static int beside_cli(const char *file, char *out)
-{
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0)
-        return -1;
-    exe[len] = 0;
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = 0;
-    char candidate[PATH_MAX + 64];
-    snprintf(candidate, sizeof candidate, "%s/../lib/%s", exe, file);
-    return realpath(candidate, out) ? 0 : -1;
-}
-
-static int find_recorder(char *out)
-{
-    const char *env = getenv("WARPLENS_RECORDER_LIB");
-    if (env && *env)
-        return realpath(env, out) ? 0 : -1;
-    return beside_cli("libwarplens_recorder.so", out);
-}
-
-/* The Java binding (java/) loads its JNI library from WARPLENS_JNI: a JVM program under `warplens
- * run` finds it without -Djava.library.path. */
-static void export_java_binding(void)
-{
-    char jni[PATH_MAX];
-    if (beside_cli("libwarplens_jni.so", jni) == 0)
-        setenv("WARPLENS_JNI", jni, 1);
-}
-
-static int have_driver(char *why, size_t n)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (!h) {
-        snprintf(why, n, "no NVIDIA driver on this machine (libcuda.so.1 not found)");
-        return 0;
-    }
-    dlclose(h);
-    return 1;
 }
 
 static volatile sig_atomic_t g_child;
@@ -493,15 +457,15 @@ int cmd_run(int argc, char **argv)
         default_output(o.argv[0], output, sizeof output);
 
     char why[256];
-    export_java_binding();
-    if (!have_driver(why, sizeof why)) {
+    run_export_java_binding();
+    if (!run_have_driver(why, sizeof why)) {
         fprintf(stderr, "warplens: %s: %s runs without GPU recording\n", why, o.argv[0]);
         setenv("WARPLENS_NO_GPU", "1", 1);
         int st = run_program(o.argv);
         return st < 0 ? 127 : exit_code(st);
     }
     char recorder[PATH_MAX];
-    if (find_recorder(recorder) != 0) {
+    if (run_find_recorder(recorder) != 0) {
         fprintf(stderr, "warplens: cannot find libwarplens_recorder.so next to the warplens binary"
                         " (set WARPLENS_RECORDER_LIB)\n");
         return 2;
@@ -521,7 +485,7 @@ int cmd_run(int argc, char **argv)
     static const char *const owned[] = {"WARPLENS_BUFFER_SIZE", "WARPLENS_MAX_BUFFERS", "WARPLENS_NVML_INTERVAL_MS",
                                         "WARPLENS_QUIET", "WARPLENS_CHECK_OCCUPANCY", "WARPLENS_CAPTURE_RANGE",
                                         "WARPLENS_METRICS", "WARPLENS_PM_SAMPLING", "WARPLENS_PM_INTERVAL_US",
-                                        "WARPLENS_PC_SAMPLING", "WARPLENS_PC_PERIOD"};
+                                        "WARPLENS_PC_SAMPLING", "WARPLENS_PC_PERIOD", "WARPLENS_TORCH_OPS"};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         unsetenv(owned[i]);
     setenv("CUDA_INJECTION64_PATH", recorder, 1);
@@ -538,6 +502,10 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_QUIET", "1", 1);
     if (o.check_occupancy)
         setenv("WARPLENS_CHECK_OCCUPANCY", "1", 1);
+    if (o.torch_ops && run_export_torch_ops() != 0) {
+        rmdir(capdir);
+        return 2;
+    }
     if (o.capture_range)
         setenv("WARPLENS_CAPTURE_RANGE", o.capture_range, 1);
     if (o.metrics)
@@ -602,6 +570,7 @@ int cmd_run(int argc, char **argv)
                               {NULL, NULL},
                               {NULL, NULL},
                               {NULL, NULL},
+                              {NULL, NULL},
                               {NULL, NULL}};
     int nmeta = 5; /* the list ends at the first NULL key */
     if (o.metrics)
@@ -610,6 +579,8 @@ int cmd_run(int argc, char **argv)
         meta[nmeta++] = (session_meta_kv){"stalls", getenv("WARPLENS_PC_PERIOD")};
     if (o.pm_sampling)
         meta[nmeta++] = (session_meta_kv){"pm_sampling", o.pm_sampling};
+    if (o.torch_ops)
+        meta[nmeta++] = (session_meta_kv){"torch_ops", "1"};
     if (WIFSIGNALED(status))
         meta[nmeta++] = (session_meta_kv){"complete", "0"};
     session_build_result res;
