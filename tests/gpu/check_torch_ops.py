@@ -1,7 +1,8 @@
 """GPU suite: checks the session `warplens run --torch-ops` wrote for tests/gpu/torch_ops_workload.py
 (10 steps): PyTorch's operator ranges were recorded for the unchanged script, and every kernel
 carries the operator that launched it and its input shapes, forward (main thread) and backward
-(autograd's device thread) alike; `warplens kernels --by op` gives the key_averages view.
+(autograd's device thread) alike; `warplens kernels --by op` gives the key_averages view; the run's
+WARPLENS_TIER is every kernel's tier.
 
     python3 tests/gpu/check_torch_ops.py SESSION [STEPS]     (WARPLENS_BIN: the warplens binary)
 """
@@ -77,6 +78,9 @@ def main(path: str, steps: int) -> int:
         check(sum(o["kernels"] for o in ops) == kernels, "--by op: kernels add up to the session's",
               sum(o["kernels"] for o in ops))
         check(any(o["cpu_ns"] > 0 and o["gpu_ns"] > 0 for o in addmm), "--by op: CPU and GPU time of aten::addmm")
+    # the run's WARPLENS_TIER=PRODUCTION: the process default of every kernel
+    tiers = [r for r in db.execute("SELECT coalesce(tier, '-'), count(*) FROM kernel GROUP BY 1")]
+    check(tiers == [("PRODUCTION", kernels)], "every kernel has the process tier PRODUCTION (WARPLENS_TIER)", tiers)
     # per launch, as the exports read it
     out = subprocess.run([bin_, "kernels", path, "--calls", "--json"], capture_output=True, text=True)
     if out.returncode == 0:
