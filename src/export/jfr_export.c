@@ -75,8 +75,8 @@ typedef struct jfr_sink {
     int failed;
     dev_info *devs;
     size_t n_devs, cap_devs;
-    held *held;
-    size_t n_held, cap_held;
+    held **held;               /* the kernels held, in no order; spare ones kept for reuse */
+    size_t n_held, cap_held, n_alloc;
     uint64_t min_end;          /* earliest end among held kernels */
     name_slot *names;
     size_t n_names, cap_names;
@@ -109,6 +109,9 @@ static uint64_t sat_mul(uint64_t a, uint64_t b)
     return __builtin_mul_overflow(a, b, &r) || r > INT64_MAX ? INT64_MAX : r;
 }
 static int64_t nonneg(int64_t v) { return v > 0 ? v : 0; }
+
+/* dst and src: arrays of the same size holding a terminated string (only its bytes are copied) */
+#define copy_str(dst, src) memcpy((dst), (src), strnlen((src), sizeof(dst) - 1) + 1)
 
 static wl_jfr_value vi(int64_t i) { return (wl_jfr_value){.i = i}; }
 static wl_jfr_value vd(double d) { return (wl_jfr_value){.d = isfinite(d) ? d : 0}; }
@@ -258,22 +261,21 @@ static int release_held(jfr_sink *k, uint64_t ts)
     if (ts < k->min_end)
         return 0;
     uint64_t min_end = UINT64_MAX;
-    size_t w = 0;
-    for (size_t i = 0; i < k->n_held; i++) {
-        held *h = &k->held[i];
-        if (h->end <= ts) {
-            h->v[WL_JK_CONCURRENT] = vi(sat32(h->v[WL_JK_CONCURRENT].i));
-            if (write_kernel(k, h))
-                return -1;
+    for (size_t i = 0; i < k->n_held;) {
+        held *h = k->held[i];
+        if (h->end > ts) {
+            if (h->end < min_end)
+                min_end = h->end;
+            i++;
             continue;
         }
-        if (h->end < min_end)
-            min_end = h->end;
-        if (w != i)
-            k->held[w] = *h;
-        w++;
+        h->v[WL_JK_CONCURRENT] = vi(sat32(h->v[WL_JK_CONCURRENT].i));
+        if (write_kernel(k, h))
+            return -1;
+        /* swap with the last held one: the list keeps its spare objects past n_held */
+        k->held[i] = k->held[--k->n_held];
+        k->held[k->n_held] = h;
     }
-    k->n_held = w;
     k->min_end = min_end;
     return 0;
 }
@@ -353,20 +355,24 @@ static void throughput(wl_jfr_value *v, double flops, double bytes, uint64_t gpu
 static int on_kernel(jfr_sink *k, const wl_tl_slice *s)
 {
     const wl_gpu_item *it = s->gpu;
-    if (grow((void **)&k->held, &k->cap_held, k->n_held, sizeof *k->held))
-        return -1;
-    held *h = &k->held[k->n_held];
-    memset(h, 0, sizeof *h);
+    if (k->n_held == k->n_alloc) { /* no spare object: one more */
+        if (grow((void **)&k->held, &k->cap_held, k->n_alloc, sizeof *k->held) ||
+            !(k->held[k->n_alloc] = malloc(sizeof **k->held)))
+            return -1;
+        k->n_alloc++;
+    }
+    held *h = k->held[k->n_held];
+    memset(h->v, 0, sizeof h->v);
     h->start = it->start_ns, h->end = it->end_ns;
     h->pid = it->pid, h->device = it->device_id, h->stream = it->stream_id, h->name_id = it->name_id;
     h->has_tid = it->tid >= 0, h->tid = (uint32_t)it->tid;
     if (!kernel_name(k, it->name_id, it->name, it->short_name))
         return -1;
-    /* NUL-terminated copies of the same sizes */
-    memcpy(h->scope, it->scope, sizeof h->scope);
-    memcpy(h->op, it->op, sizeof h->op);
-    memcpy(h->shape, it->shape, sizeof h->shape);
-    memcpy(h->tier, it->tier, sizeof h->tier);
+    /* copies of the item's strings, which it holds terminated in buffers of the same sizes */
+    copy_str(h->scope, it->scope);
+    copy_str(h->op, it->op);
+    copy_str(h->shape, it->shape);
+    copy_str(h->tier, it->tier);
     h->v[WL_JK_VTHREAD] = vi(it->app_thread);
     tl_occ occ = {.valid = s->occupancy_pct >= 0, .occupancy_pct = s->occupancy_pct,
                   .active_blocks_per_sm = s->active_blocks_per_sm, .limiter = s->limiter};
@@ -385,7 +391,7 @@ static int on_kernel(jfr_sink *k, const wl_tl_slice *s)
     /* overlaps with the held kernels of its process and device on other streams */
     int64_t concurrent = 0;
     for (size_t i = 0; i < k->n_held; i++) {
-        held *o = &k->held[i];
+        held *o = k->held[i];
         if (o->pid == h->pid && o->device == h->device && o->stream != h->stream && o->start < h->end &&
             o->end > h->start) {
             o->v[WL_JK_CONCURRENT].i++;
@@ -685,6 +691,8 @@ int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_sta
     for (size_t i = 0; i < k.cap_names; i++)
         free(k.names[i].name);
     free(k.names);
+    for (size_t i = 0; i < k.n_alloc; i++)
+        free(k.held[i]);
     free(k.held);
     free(k.devs);
     free(k.nvml);

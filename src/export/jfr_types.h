@@ -72,11 +72,13 @@ uint64_t wl_jfr_type_id(wl_jfr_event_id id);
 #define WL_JFR_TYPE_THREAD_GROUP 26u
 
 /* One value per field of a type, in table order: i for boolean/int/long, d for double, s (NULL =
- * null, else n bytes) for strings. */
+ * null, else n bytes) for strings. All zero bytes read as 0, 0.0 and null. */
 typedef struct wl_jfr_value {
-    int64_t i;
-    double d;
-    const char *s;
+    union {
+        int64_t i;
+        double d;
+        const char *s;
+    };
     size_t n;
 } wl_jfr_value;
 
