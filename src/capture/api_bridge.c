@@ -95,17 +95,22 @@ static uint64_t scope_end(void)
     return id;
 }
 
-static void thread_name(const char *name)
+/* An event of the calling thread carrying a name (thread name, tier). */
+static void push_named(uint32_t kind, const char *name)
 {
-    if (!recording() || !name)
-        return;
     wl_event ev;
     memset(&ev, 0, sizeof ev);
-    ev.kind = WL_EV_THREAD_NAME;
+    ev.kind = kind;
     ev.tid = wl_current_tid();
     ev.timestamp = wl_cupti_now_ns();
     fill_name(&ev, name);
     wl_mpsc_push(&wl_event_ring, &ev);
+}
+
+static void thread_name(const char *name)
+{
+    if (recording() && name)
+        push_named(WL_EV_THREAD_NAME, name);
 }
 
 static int is_recording(void) { return atomic_load(&wl_state) == WL_STATE_RUNNING; }
@@ -152,15 +157,8 @@ static void scope_thread_id(uint64_t id)
 
 static void set_tier(const char *tier)
 {
-    if (!recording())
-        return;
-    wl_event ev;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = WL_EV_TIER;
-    ev.tid = wl_current_tid();
-    ev.timestamp = wl_cupti_now_ns();
-    fill_name(&ev, tier);
-    wl_mpsc_push(&wl_event_ring, &ev);
+    if (recording())
+        push_named(WL_EV_TIER, tier); /* NULL or "": no name, cleared */
 }
 
 static const wl_recorder_bridge g_bridge = {

@@ -9,6 +9,7 @@
 
 #include "analysis/kernel_backend.h"
 #include "analysis/kernel_table.h"
+#include "common/grow.h"
 #include "export/json_out.h"
 #include "export/report_metrics.h"
 #include "store/session_cursors.h"
@@ -52,18 +53,7 @@ typedef struct rp {
     int oom;
 } rp;
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 256;
-    void *q = realloc(*p, nc * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
+static int grow(void **p, size_t *cap, size_t n, size_t elem) { return wl_grow(p, cap, n, elem, 256); }
 
 static uint64_t hash_str(const char *s)
 {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "export/jfr_encode.h"
 #include "export/jfr_types.h"
 #include "export/out_pipe.h"
@@ -228,14 +229,8 @@ static size_t find_proc(wl_jfr_chunk *c, uint32_t pid, int add)
             return i;
     if (!add)
         return SIZE_MAX;
-    if (c->n_procs == c->cap_procs) {
-        size_t ncap = c->cap_procs ? c->cap_procs * 2 : 8;
-        jfr_proc *p = realloc(c->procs, ncap * sizeof *p);
-        if (!p)
-            return SIZE_MAX;
-        c->procs = p;
-        c->cap_procs = ncap;
-    }
+    if (wl_grow((void **)&c->procs, &c->cap_procs, c->n_procs, sizeof *c->procs, 8))
+        return SIZE_MAX;
     char name[64];
     snprintf(name, sizeof name, "process %u", pid);
     c->procs[c->n_procs] = (jfr_proc){pid, 0, dup_str(name)};
@@ -291,14 +286,8 @@ static size_t find_thread(wl_jfr_chunk *c, uint32_t pid, uint32_t tid)
     size_t proc = find_proc(c, pid, 1);
     if (proc == SIZE_MAX)
         return SIZE_MAX;
-    if (c->n_thr == c->cap_thr) {
-        size_t ncap = c->cap_thr ? c->cap_thr * 2 : 64;
-        jfr_thread *t = realloc(c->thr, ncap * sizeof *t);
-        if (!t)
-            return SIZE_MAX;
-        c->thr = t;
-        c->cap_thr = ncap;
-    }
+    if (wl_grow((void **)&c->thr, &c->cap_thr, c->n_thr, sizeof *c->thr, 64))
+        return SIZE_MAX;
     char name[64];
     snprintf(name, sizeof name, tid ? "thread %u" : "unknown thread", tid);
     c->thr[c->n_thr] = (jfr_thread){pid, tid, 0, (uint32_t)proc, dup_str(name)};

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "analysis/kernel_backend.h"
+#include "common/grow.h"
 #include "export/jfr_chunk.h"
 #include "export/jfr_types.h"
 #include "export/timeline_internal.h"
@@ -88,18 +89,7 @@ typedef struct jfr_sink {
     uint64_t origin, end;
 } jfr_sink;
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t ncap = *cap ? *cap * 2 : 16;
-    void *q = realloc(*p, ncap * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = ncap;
-    return 0;
-}
+static int grow(void **p, size_t *cap, size_t n, size_t elem) { return wl_grow(p, cap, n, elem, 16); }
 
 static int32_t sat32(int64_t v) { return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : (int32_t)v; }
 /* a * b, saturated at INT64_MAX (hostile sessions hold any grid) */

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 void tl_counters_init(tl_counters *c, uint32_t device)
 {
     memset(c, 0, sizeof *c);
@@ -38,14 +40,8 @@ static int stream_count(tl_counters *c, int64_t stream, int delta)
     }
     if (delta < 0)
         return 0;
-    if (c->n_streams == c->cap_streams) {
-        size_t ncap = c->cap_streams ? c->cap_streams * 2 : 16;
-        tl_stream_count *p = realloc(c->streams, ncap * sizeof *p);
-        if (!p)
-            return -1;
-        c->streams = p;
-        c->cap_streams = ncap;
-    }
+    if (wl_grow((void **)&c->streams, &c->cap_streams, c->n_streams, sizeof *c->streams, 16))
+        return -1;
     c->streams[c->n_streams++] = (tl_stream_count){stream, 1};
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 #include "store/torch_range.h"
@@ -380,14 +381,8 @@ int wl_session_op_summaries(wl_session *s, wl_op_summary **out)
     wl_op_summary *v = NULL;
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 64;
-            wl_op_summary *p = realloc(v, ncap * sizeof *p);
-            if (!p)
-                break;
-            v = p;
-            cap = ncap;
-        }
+        if (wl_grow((void **)&v, &cap, n, sizeof *v, 64))
+            break;
         wl_op_summary *o = &v[n++];
         memset(o, 0, sizeof *o);
         o->op_id = sqlite3_column_int64(st, 0);

@@ -13,17 +13,7 @@ import subprocess
 import sys
 
 BATCH, IN, HIDDEN, OUT = 64, 1024, 4096, 512
-passed = failed = 0
-
-
-def check(cond, what, got=None):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"PASS {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what} (got {got})")
+from pycheck import check, summary
 
 
 def main(path: str, steps: int) -> int:
@@ -88,8 +78,7 @@ def main(path: str, steps: int) -> int:
         gemm = [c for c in calls if c["backend"] in ("cuBLAS", "cuBLASLt", "CUTLASS")]
         check(gemm and all(c["operation"] and c["shape"] for c in gemm), "GEMM launches carry operation and shape",
               len(gemm))
-    print(f"torch-ops: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary("torch-ops")
 
 
 if __name__ == "__main__":
