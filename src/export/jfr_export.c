@@ -41,7 +41,7 @@ typedef struct held {          /* a kernel waiting for the walk to pass its end 
     uint64_t start, end;
     uint32_t pid, device, tid;
     int has_tid;
-    int64_t stream, name_id;
+    int64_t stream, name_id, op_id; /* op_id -1: none */
     wl_jfr_value v[WL_JK_COUNT];
     char scope[256], op[512], shape[1024], tier[64]; /* the item's, while it is held */
 } held;
@@ -205,18 +205,33 @@ static const name_slot *kernel_name(jfr_sink *k, int64_t id, const char *name, c
     return &k->names[j];
 }
 
-/* String fields of a kernel: the name by its kernel_name id (hashed once per chunk). */
+/* String fields of a kernel, most of them found in the pool without hashing their bytes: the
+ * name by its kernel_name id, the operation and shape by their op id, the backend and limiter
+ * (static strings) by address; the others by their bytes. Key spaces: ids * 4 + 1..3 (below
+ * 2^62), addresses with the top bit set. */
 typedef struct kernel_strings {
     jfr_sink *k;
-    int64_t name_id;
+    const held *h;
     const char *name;
 } kernel_strings;
 
 static void kernel_string(void *ctx, wl_pb_buf *b, const char *s, size_t n)
 {
     kernel_strings *ks = ctx;
-    if (s && s == ks->name)
-        wl_jfr_chunk_keyed_string(ks->k->c, b, (uint64_t)ks->name_id + 1, s, n);
+    const held *h = ks->h;
+    uint64_t key = 0;
+    if (!s || !n)
+        key = 0;
+    else if (s == ks->name)
+        key = (uint64_t)h->name_id * 4 + 1;
+    else if (s == h->op && h->op_id >= 0)
+        key = (uint64_t)h->op_id * 4 + 2;
+    else if (s == h->shape && h->op_id >= 0)
+        key = (uint64_t)h->op_id * 4 + 3;
+    else if (s == h->v[WL_JK_BACKEND].s || s == h->v[WL_JK_LIMITER].s)
+        key = (uint64_t)(uintptr_t)s | (UINT64_C(1) << 63);
+    if (key)
+        wl_jfr_chunk_keyed_string(ks->k->c, b, key, s, n);
     else
         wl_jfr_chunk_string(ks->k->c, b, s, n);
 }
@@ -233,7 +248,7 @@ static int write_kernel(jfr_sink *k, held *h)
     h->v[WL_JK_SHAPE] = vs_opt(h->shape);
     h->v[WL_JK_TIER] = vs_opt(h->tier);
     uint64_t thread = h->has_tid ? wl_jfr_chunk_thread(k->c, h->pid, h->tid) : 0;
-    kernel_strings ks = {k, h->name_id, ns->name};
+    kernel_strings ks = {k, h, ns->name};
     uint64_t start = h->start, end = h->end < h->start ? h->start : h->end;
     wl_pb_buf *b = wl_jfr_chunk_events(k->c);
     if (wl_jfr_write_event(b, WL_JFR_KERNEL, wl_jfr_chunk_ticks(k->c, start), end - start, thread, h->v,
@@ -355,6 +370,7 @@ static int on_kernel(jfr_sink *k, const wl_tl_slice *s)
     memset(h->v, 0, sizeof h->v);
     h->start = it->start_ns, h->end = it->end_ns;
     h->pid = it->pid, h->device = it->device_id, h->stream = it->stream_id, h->name_id = it->name_id;
+    h->op_id = it->op_id;
     h->has_tid = it->tid >= 0, h->tid = (uint32_t)it->tid;
     if (!kernel_name(k, it->name_id, it->name, it->short_name))
         return -1;
@@ -616,6 +632,7 @@ static int untimed_kernels(jfr_sink *k, char *err, size_t err_size)
         throughput(h.v, 0, bytes, 0);
         h.start = h.end = r.api_start_ns ? r.api_start_ns : k->origin;
         h.pid = r.pid, h.device = r.device_id, h.stream = r.stream_id, h.name_id = r.name_id;
+        h.op_id = -1; /* found by their bytes */
         h.has_tid = r.tid >= 0, h.tid = (uint32_t)r.tid;
         snprintf(h.scope, sizeof h.scope, "%s", r.scope_name);
         snprintf(h.op, sizeof h.op, "%s", r.operation);

@@ -94,11 +94,13 @@ typedef struct wl_gpu_item {
     int64_t local_mem;       /* local memory per thread, bytes */
     int64_t app_thread;      /* application thread id of its scope (session_identity.h), 0 none */
     /* identity (session_identity.h): "" when none or the session predates it */
+    int64_t op_id;          /* -1: none */
     char op[512], shape[1024], tier[64];
     /* copies and sets */
     char copy_kind[16], src_kind[24], dst_kind[24];
     uint64_t bytes;
     double gbps;
+    const void *name_cursor; /* the cursor whose copy of name_id's names the item holds */
     /* last, so the fields above share a few cache lines with the name's start */
     char short_name[256], name[8192];
 } wl_gpu_item;

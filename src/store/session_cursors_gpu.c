@@ -145,17 +145,27 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_g
             it->app_thread = strtoll(sl->s2, NULL, 10);
     }
     it->op[0] = it->shape[0] = it->tier[0] = 0;
-    it->name[0] = it->short_name[0] = it->copy_kind[0] = it->src_kind[0] = it->dst_kind[0] = 0;
+    it->op_id = -1;
+    it->copy_kind[0] = it->src_kind[0] = it->dst_kind[0] = 0;
     it->bytes = 0;
     it->gbps = 0;
-    it->name_id = -1;
+    if (kind != WL_GPU_KERNEL) {
+        it->name[0] = it->short_name[0] = 0;
+        it->name_id = -1;
+        it->name_cursor = NULL;
+    }
     if (kind == WL_GPU_KERNEL) {
-        it->name_id = sqlite3_column_int64(st, 11);
-        const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, it->name_id, 0);
-        if (!sl)
-            return -1;
-        wl_cur_copy_str(it->name, sizeof it->name, sl->s1);
-        wl_cur_copy_str(it->short_name, sizeof it->short_name, sl->s2);
+        /* names are kilobytes: an item that holds this cursor's copy of the same name keeps it */
+        int64_t name_id = sqlite3_column_int64(st, 11);
+        if (it->name_cursor != c || it->name_id != name_id) {
+            const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, name_id, 0);
+            if (!sl)
+                return -1;
+            wl_cur_copy_str(it->name, sizeof it->name, sl->s1);
+            wl_cur_copy_str(it->short_name, sizeof it->short_name, sl->s2);
+            it->name_id = name_id;
+            it->name_cursor = c;
+        }
         for (int i = 0; i < 3; i++) {
             it->grid[i] = sqlite3_column_int(st, 12 + i);
             it->block[i] = sqlite3_column_int(st, 15 + i);
@@ -171,6 +181,7 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_g
         it->submit_delay_ns = sqlite3_column_int64(st, 26);
         int64_t op = sqlite3_column_int64(st, 27);
         if (op >= 0 && c->ident) {
+            it->op_id = op;
             const wl_cur_name_slot *o = wl_cur_cache_get(&c->ops, op, 0);
             if (!o)
                 return -1;
