@@ -86,7 +86,7 @@ typedef struct jfr_sink {
     snap_dev *snaps;
     size_t n_snaps, cap_snaps;
     int annotations;           /* the session has per-kernel annotations */
-    uint64_t origin, end;
+    uint64_t origin;
 } jfr_sink;
 
 static int grow(void **p, size_t *cap, size_t n, size_t elem) { return wl_grow(p, cap, n, elem, 16); }
@@ -150,14 +150,14 @@ static int cmp_nvml(const void *a, const void *b)
 
 /* ---- writing one event --------------------------------------------------------------------- */
 
-static int write_event(jfr_sink *k, wl_jfr_event_id id, uint64_t start, uint64_t end, uint64_t thread,
-                       const wl_jfr_value *v)
+/* One event, its string fields written by str (a pool reference each). */
+static int write_event_str(jfr_sink *k, wl_jfr_event_id id, uint64_t start, uint64_t end, uint64_t thread,
+                           const wl_jfr_value *v, wl_jfr_string_fn str, void *str_ctx)
 {
     if (end < start)
         end = start;
     wl_pb_buf *b = wl_jfr_chunk_events(k->c);
-    if (wl_jfr_write_event(b, id, wl_jfr_chunk_ticks(k->c, start), end - start, thread, v, wl_jfr_chunk_string,
-                           k->c) ||
+    if (wl_jfr_write_event(b, id, wl_jfr_chunk_ticks(k->c, start), end - start, thread, v, str, str_ctx) ||
         wl_jfr_chunk_commit(k->c, start, end))
         return -1;
     k->st->jfr[id]++;
@@ -165,36 +165,44 @@ static int write_event(jfr_sink *k, wl_jfr_event_id id, uint64_t start, uint64_t
     return 0;
 }
 
+static int write_event(jfr_sink *k, wl_jfr_event_id id, uint64_t start, uint64_t end, uint64_t thread,
+                       const wl_jfr_value *v)
+{
+    return write_event_str(k, id, start, end, thread, v, wl_jfr_chunk_string, k->c);
+}
+
 /* ---- kernel names -------------------------------------------------------------------------- */
 
+/* The slot of id in a table of cap (a power of two) slots: its own, or the empty one it goes to. */
+static size_t name_slot_of(const name_slot *t, size_t cap, int64_t id)
+{
+    size_t j = (size_t)((uint64_t)id * 0x9e3779b97f4a7c15u >> 32) & (cap - 1);
+    while (t[j].name && t[j].id != id)
+        j = (j + 1) & (cap - 1);
+    return j;
+}
+
+/* The kept copy of a kernel name (added from name the first time); NULL when out of memory. */
 static const name_slot *kernel_name(jfr_sink *k, int64_t id, const char *name, const char *short_name)
 {
-    size_t mask = k->cap_names - 1, j;
     if (k->cap_names) {
-        for (j = (size_t)((uint64_t)id * 0x9e3779b97f4a7c15u >> 32) & mask; k->names[j].name; j = (j + 1) & mask)
-            if (k->names[j].id == id)
-                return &k->names[j];
+        size_t j = name_slot_of(k->names, k->cap_names, id);
+        if (k->names[j].name)
+            return &k->names[j];
     }
     if ((k->n_names + 1) * 2 > k->cap_names) {
         size_t ncap = k->cap_names ? k->cap_names * 2 : 256;
         name_slot *n = calloc(ncap, sizeof *n);
         if (!n)
             return NULL;
-        for (size_t i = 0; i < k->cap_names; i++) {
-            if (!k->names[i].name)
-                continue;
-            size_t h = (size_t)((uint64_t)k->names[i].id * 0x9e3779b97f4a7c15u >> 32) & (ncap - 1);
-            while (n[h].name)
-                h = (h + 1) & (ncap - 1);
-            n[h] = k->names[i];
-        }
+        for (size_t i = 0; i < k->cap_names; i++)
+            if (k->names[i].name)
+                n[name_slot_of(n, ncap, k->names[i].id)] = k->names[i];
         free(k->names);
         k->names = n;
         k->cap_names = ncap;
-        mask = ncap - 1;
     }
-    for (j = (size_t)((uint64_t)id * 0x9e3779b97f4a7c15u >> 32) & mask; k->names[j].name; j = (j + 1) & mask)
-        ;
+    size_t j = name_slot_of(k->names, k->cap_names, id);
     size_t len = strlen(name);
     char *d = malloc(len + 1);
     if (!d)
@@ -249,15 +257,7 @@ static int write_kernel(jfr_sink *k, held *h)
     h->v[WL_JK_TIER] = vs_opt(h->tier);
     uint64_t thread = h->has_tid ? wl_jfr_chunk_thread(k->c, h->pid, h->tid) : 0;
     kernel_strings ks = {k, h, ns->name};
-    uint64_t start = h->start, end = h->end < h->start ? h->start : h->end;
-    wl_pb_buf *b = wl_jfr_chunk_events(k->c);
-    if (wl_jfr_write_event(b, WL_JFR_KERNEL, wl_jfr_chunk_ticks(k->c, start), end - start, thread, h->v,
-                           kernel_string, &ks) ||
-        wl_jfr_chunk_commit(k->c, start, end))
-        return -1;
-    k->st->jfr[WL_JFR_KERNEL]++;
-    k->st->events++;
-    return 0;
+    return write_event_str(k, WL_JFR_KERNEL, h->start, h->end, thread, h->v, kernel_string, &ks);
 }
 
 /* Writes the held kernels that ended by ts (all when ts = UINT64_MAX). */
@@ -598,7 +598,7 @@ static int untimed_kernels(jfr_sink *k, char *err, size_t err_size)
             k->failed = 1;
     }
     wl_kernel_row r;
-    int rc;
+    int rc = 0;
     while (!k->failed && (rc = wl_kernel_cursor_next(cur, &r)) == 1) {
         wl_gpu_item *g = calloc(1, sizeof *g);
         if (!g) {
@@ -666,7 +666,7 @@ int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_sta
     k.s = s, k.st = st, k.min_end = UINT64_MAX;
     wl_session_span span;
     wl_session_get_bounds(s, &span);
-    k.origin = span.origin_ns, k.end = span.end_ns;
+    k.origin = span.origin_ns;
     wl_tl_options opt = o ? *o : (wl_tl_options){0};
     opt.flat = 1;
     int rc = -1;
