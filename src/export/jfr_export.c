@@ -674,7 +674,8 @@ int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_sta
     k.c = wl_jfr_chunk_open(fp, k.origin, CHUNK_BYTES);
     if (k.c && wl_session_each_device(s, on_device, &k) >= 0 && !k.failed &&
         wl_session_each_device_sample_by_time(s, on_nvml, &k) >= 0 && !k.failed) {
-        qsort(k.nvml, k.n_nvml, sizeof *k.nvml, cmp_nvml);
+        if (k.n_nvml > 1)
+            qsort(k.nvml, k.n_nvml, sizeof *k.nvml, cmp_nvml);
         k.annotations = has_kernel_annotations(s);
         wl_tl_sink sink = {&k, sink_track, sink_slice, NULL, NULL, sink_gpu_state};
         /* every device with samples gets its place in them, kernels or not */

@@ -57,7 +57,8 @@ int kernels_by_op(wl_session *s, const char *sort, int reverse, int csv, int jso
     uint64_t gpu_all = 0, kernels_all = 0;
     for (int i = 0; i < n; i++)
         gpu_all += ops[i].gpu_ns, kernels_all += ops[i].kernels;
-    qsort(ops, (size_t)n, sizeof *ops, cmp_ops);
+    if (n > 1)
+        qsort(ops, (size_t)n, sizeof *ops, cmp_ops);
     int shown = top > 0 && top < n ? (int)top : n;
     if (json) {
         printf("[");

@@ -389,7 +389,8 @@ static int list_files(const char *dir, const char *suffix, const char *suffix2, 
         n++;
     }
     closedir(d);
-    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    if (n > 1) /* none: v is NULL, which qsort may not be given */
+        qsort(v, (size_t)n, sizeof *v, cmp_str);
     *out = v;
     return n;
 }
