@@ -6,10 +6,8 @@
  *    passed its end, so that every kernel of its process and device on another stream that
  *    overlaps it has been seen (concurrentKernels); the walk is in start order, so what is held
  *    is the kernels running at one instant;
- *  - each change of a device's running kernels (the model's gpu_state) and each NVML sample
- *    becomes a GpuOccupancyEvent: kernel snapshots at most one per 100 us per device (a change
- *    inside that gap is written at its end with the state then), NVML samples all, with the
- *    kernel state at the sample's time;
+ *  - changes of a device's running kernels (the model's gpu_state) and NVML samples become
+ *    GpuOccupancyEvents, when jfr_snapshots.c says;
  *  - kernels CUPTI gave no GPU times (kernel replay) are written after the walk at their launch
  *    call, gpuTimestamps = false.
  * Memory: one chunk (jfr_chunk.h), the held kernels, the session's NVML samples (a few per
@@ -23,14 +21,13 @@
 #include "analysis/kernel_backend.h"
 #include "common/grow.h"
 #include "export/jfr_chunk.h"
+#include "export/jfr_snapshots.h"
 #include "export/jfr_types.h"
 #include "export/timeline_internal.h"
 #include "store/session_kernels.h"
-#include "store/session_samples.h"
 #include "store/torch_range.h"
 
 #define CHUNK_BYTES (8u << 20)
-#define SNAPSHOT_GAP_NS 100000u
 
 typedef struct dev_info {
     uint32_t pid, device;
@@ -53,22 +50,6 @@ typedef struct name_slot {     /* kernel name by kernel_name id, kept for held k
     const char *backend;       /* analysis/kernel_backend.h, decided once per name */
 } name_slot;
 
-typedef struct nvml_sample {
-    uint64_t ts;
-    uint32_t pid, device;
-    int64_t gpu, mem;
-} nvml_sample;
-
-typedef struct snap_dev {      /* occupancy snapshots of one device */
-    uint32_t device;
-    size_t next_nvml, end_nvml; /* its NVML samples still to write: nvml[next_nvml .. end_nvml) */
-    wl_tl_gpu_state cur;       /* the state in effect */
-    wl_tl_gpu_state deferred;  /* a state not written yet (came inside the gap) */
-    int has_deferred;
-    uint64_t next_ok;          /* earliest time of the next kernel snapshot */
-    int written;
-} snap_dev;
-
 typedef struct jfr_sink {
     wl_session *s;
     wl_jfr_chunk *c;
@@ -81,10 +62,7 @@ typedef struct jfr_sink {
     uint64_t min_end;          /* earliest end among held kernels */
     name_slot *names;
     size_t n_names, cap_names;
-    nvml_sample *nvml;         /* by device, then time */
-    size_t n_nvml, cap_nvml;
-    snap_dev *snaps;
-    size_t n_snaps, cap_snaps;
+    jfr_snapshots *snaps;      /* when GpuOccupancyEvents are written */
     int annotations;           /* the session has per-kernel annotations */
     uint64_t origin;
 } jfr_sink;
@@ -127,25 +105,6 @@ static void on_device(const wl_device_row *d, void *arg)
     int warp = d->warp_size > 0 ? d->warp_size : 32;
     k->devs[k->n_devs++] = (dev_info){d->pid, d->device_id, d->sm_count > 0 ? d->sm_count : 0, warp,
                                       d->max_threads_per_sm > 0 ? d->max_threads_per_sm / warp : 0};
-}
-
-static int on_nvml(const wl_device_sample_row *r, void *arg)
-{
-    jfr_sink *k = arg;
-    if (grow((void **)&k->nvml, &k->cap_nvml, k->n_nvml, sizeof *k->nvml)) {
-        k->failed = 1;
-        return 1;
-    }
-    k->nvml[k->n_nvml++] = (nvml_sample){r->ts_ns, r->pid, r->device_id, r->gpu_util_pct, r->mem_util_pct};
-    return 0;
-}
-
-static int cmp_nvml(const void *a, const void *b)
-{
-    const nvml_sample *x = a, *y = b;
-    if (x->device != y->device)
-        return x->device < y->device ? -1 : 1;
-    return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
 /* ---- writing one event --------------------------------------------------------------------- */
@@ -464,28 +423,13 @@ static int on_host(jfr_sink *k, const wl_tl_slice *s)
     }
 }
 
-/* ---- occupancy snapshots ------------------------------------------------------------------- */
+/* ---- occupancy snapshots (when: jfr_snapshots.c) ------------------------------------------ */
 
-static snap_dev *snap_of(jfr_sink *k, uint32_t device)
+static int write_snapshot(void *ctx, const wl_tl_gpu_state *g, uint64_t ts, const jfr_nvml *nv)
 {
-    for (size_t i = 0; i < k->n_snaps; i++)
-        if (k->snaps[i].device == device)
-            return &k->snaps[i];
-    if (grow((void **)&k->snaps, &k->cap_snaps, k->n_snaps, sizeof *k->snaps))
-        return NULL;
-    snap_dev *d = &k->snaps[k->n_snaps++];
-    memset(d, 0, sizeof *d);
-    d->device = device;
-    d->cur.device = device;
-    while (d->next_nvml < k->n_nvml && k->nvml[d->next_nvml].device < device)
-        d->next_nvml++;
-    for (d->end_nvml = d->next_nvml; d->end_nvml < k->n_nvml && k->nvml[d->end_nvml].device == device;)
-        d->end_nvml++;
-    return d;
-}
-
-static int write_snapshot(jfr_sink *k, const wl_tl_gpu_state *g, uint64_t ts, const nvml_sample *nv)
-{
+    jfr_sink *k = ctx;
+    if (ts < k->origin)
+        return 0; /* before every record (an NVML sample taken early): ticks count from the origin */
     const dev_info *dev = find_dev(k, nv ? nv->pid : 0, g->device, !nv);
     if (nv && !dev)
         dev = find_dev(k, 0, g->device, 1);
@@ -510,42 +454,10 @@ static int write_snapshot(jfr_sink *k, const wl_tl_gpu_state *g, uint64_t ts, co
     return write_event(k, WL_JFR_OCCUPANCY, ts, ts, 0, v);
 }
 
-/* The device's NVML samples before `ts` (all with UINT64_MAX), with the state in effect. States
- * arrive in time order per device (not across devices), so each device keeps its own place. */
-static int nvml_until(jfr_sink *k, snap_dev *d, uint64_t ts)
-{
-    for (; d->next_nvml < d->end_nvml && k->nvml[d->next_nvml].ts < ts; d->next_nvml++)
-        if (write_snapshot(k, &d->cur, k->nvml[d->next_nvml].ts, &k->nvml[d->next_nvml]))
-            return -1;
-    return 0;
-}
-
-static int flush_deferred(jfr_sink *k, snap_dev *d, uint64_t before)
-{
-    if (!d->has_deferred || d->next_ok >= before)
-        return 0;
-    d->has_deferred = 0;
-    uint64_t at = d->next_ok;
-    d->next_ok = at + SNAPSHOT_GAP_NS;
-    return write_snapshot(k, &d->deferred, at, NULL);
-}
-
 static int sink_gpu_state(void *ctx, const wl_tl_gpu_state *g)
 {
     jfr_sink *k = ctx;
-    snap_dev *d = snap_of(k, g->device);
-    if (!d || nvml_until(k, d, g->ts) || flush_deferred(k, d, g->ts))
-        return -1;
-    d->cur = *g;
-    if (!d->written || g->ts >= d->next_ok) {
-        d->written = 1;
-        d->has_deferred = 0;
-        d->next_ok = g->ts + SNAPSHOT_GAP_NS;
-        return write_snapshot(k, g, g->ts, NULL);
-    }
-    d->deferred = *g;
-    d->has_deferred = 1;
-    return 0;
+    return jfr_snapshots_state(k->snaps, g);
 }
 
 /* ---- the sink ------------------------------------------------------------------------------ */
@@ -673,22 +585,12 @@ int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_sta
     snprintf(err, err_size, "JFR export failed (out of memory or output error)");
     k.c = wl_jfr_chunk_open(fp, k.origin, CHUNK_BYTES);
     if (k.c && wl_session_each_device(s, on_device, &k) >= 0 && !k.failed &&
-        wl_session_each_device_sample_by_time(s, on_nvml, &k) >= 0 && !k.failed) {
-        if (k.n_nvml > 1)
-            qsort(k.nvml, k.n_nvml, sizeof *k.nvml, cmp_nvml);
+        (k.snaps = jfr_snapshots_open(s, write_snapshot, &k))) {
         k.annotations = has_kernel_annotations(s);
         wl_tl_sink sink = {&k, sink_track, sink_slice, NULL, NULL, sink_gpu_state};
-        /* every device with samples gets its place in them, kernels or not */
-        for (size_t i = 0; i < k.n_nvml; i++)
-            if (!snap_of(&k, k.nvml[i].device))
-                k.failed = 1;
-        if (!k.failed && wl_timeline_walk(s, &opt, &sink, &st->tl, err, err_size) == 0 &&
-            release_held(&k, UINT64_MAX) == 0 && untimed_kernels(&k, err, err_size) == 0) {
+        if (wl_timeline_walk(s, &opt, &sink, &st->tl, err, err_size) == 0 && release_held(&k, UINT64_MAX) == 0 &&
+            untimed_kernels(&k, err, err_size) == 0 && jfr_snapshots_finish(k.snaps) == 0)
             rc = 0;
-            for (size_t i = 0; rc == 0 && i < k.n_snaps; i++)
-                if (flush_deferred(&k, &k.snaps[i], UINT64_MAX) || nvml_until(&k, &k.snaps[i], UINT64_MAX))
-                    rc = -1;
-        }
     }
     if (k.c && wl_jfr_chunk_close(k.c, &st->bytes, &st->chunks) && rc == 0) {
         snprintf(err, err_size, "writing the JFR file failed");
@@ -703,7 +605,6 @@ int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_sta
         free(k.held[i]);
     free(k.held);
     free(k.devs);
-    free(k.nvml);
-    free(k.snaps);
+    jfr_snapshots_close(k.snaps);
     return rc;
 }
