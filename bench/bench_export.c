@@ -1,9 +1,12 @@
 /* Export benchmark: builds a synthetic session of N kernels (with their API calls, copies, sets,
- * NVTX ranges and scopes), then exports it as Perfetto and as Chrome JSON, each in a fresh child
- * process so its peak RSS (VmHWM, else getrusage) is the exporter's own. Prints events/s, bytes/event, peak
- * RSS and the Perfetto/JSON size ratio; --append FILE adds the block, dated, with the machine.
+ * NVTX ranges and scopes), or takes one already made, then exports it in each format, each in a
+ * fresh child process so its peak RSS (VmHWM, else getrusage) is the exporter's own. Prints
+ * events/s, bytes/event, peak RSS and the Perfetto/JSON size ratio; --append FILE adds the block,
+ * dated, with the machine. Events: Perfetto TrackEvents (BEGIN/END/COUNTER), JSON events (X, s, f,
+ * C), JFR events (one per kernel, copy, set, API call, NVTX range, scope and occupancy snapshot).
  *
- *   bench_export [--kernels N] [--dir DIR] [--keep] [--append FILE]
+ *   bench_export [--kernels N | --session FILE] [--formats perfetto,json,jfr] [--dir DIR] [--keep]
+ *                [--append FILE]
  *   bench_export --make-session FILE [--kernels N]   (only writes the session)
  */
 #include <stdio.h>
@@ -48,7 +51,8 @@ static int export_only(const char *format, const char *session, const char *out)
     setvbuf(fp, iobuf, _IOFBF, sizeof iobuf);
     wl_export_stats st;
     double t0 = now_s();
-    int rc = !strcmp(format, "json") ? wl_export_chrome_json(s, fp, NULL, &st, err, sizeof err)
+    int rc = !strcmp(format, "json")  ? wl_export_chrome_json(s, fp, NULL, &st, err, sizeof err)
+             : !strcmp(format, "jfr") ? wl_export_jfr(s, fp, NULL, &st, err, sizeof err)
                                       : wl_export_perfetto(s, fp, NULL, &st, err, sizeof err);
     if (fclose(fp))
         rc = -1;
@@ -122,7 +126,7 @@ int main(int argc, char **argv)
     o.kernels = 1000000;
     o.threads = 4;
     o.streams = 4;
-    const char *dir = "/tmp", *append = NULL, *make = NULL;
+    const char *dir = "/tmp", *append = NULL, *make = NULL, *given = NULL, *formats = "perfetto,json,jfr";
     int keep = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
@@ -133,48 +137,79 @@ int main(int argc, char **argv)
             append = argv[++i];
         else if (!strcmp(argv[i], "--make-session") && i + 1 < argc)
             make = argv[++i];
+        else if (!strcmp(argv[i], "--session") && i + 1 < argc)
+            given = argv[++i];
+        else if (!strcmp(argv[i], "--formats") && i + 1 < argc)
+            formats = argv[++i];
         else if (!strcmp(argv[i], "--keep"))
             keep = 1;
         else {
-            fprintf(stderr, "usage: bench_export [--kernels N] [--dir DIR] [--keep] [--append FILE]\n"
+            fprintf(stderr, "usage: bench_export [--kernels N | --session FILE] [--formats perfetto,json,jfr] [--dir DIR]\n"
+                            "                    [--keep] [--append FILE]\n"
                             "       bench_export --make-session FILE [--kernels N]\n");
             return 2;
         }
     }
-    char session[4096], pf[4096], js[4096], err[512];
-    snprintf(session, sizeof session, "%s", make ? make : "");
-    if (!make)
-        snprintf(session, sizeof session, "%s/bench_export_%llu.wlsession", dir, (unsigned long long)o.kernels);
-    o.progress = synth_progress;
+    static const char *const FORMATS[3] = {"perfetto", "json", "jfr"}, *const EXT[3] = {"pftrace", "json", "jfr"};
+    int want[3] = {0, 0, 0};
+    for (int f = 0; f < 3; f++)
+        want[f] = strstr(formats, FORMATS[f]) != NULL;
+    char session[4096], out[3][4096], err[512], what[512];
     wl_synth_counts c;
-    double t0 = now_s();
-    if (wl_synth_session(session, &o, &c, err, sizeof err)) {
-        fprintf(stderr, "bench_export: %s\n", err);
-        return 1;
+    memset(&c, 0, sizeof c);
+    double gen = 0;
+    if (given) {
+        snprintf(session, sizeof session, "%s", given);
+        wl_session *s = wl_session_open(session, err, sizeof err);
+        wl_session_span span;
+        if (!s || wl_session_get_span(s, &span)) {
+            fprintf(stderr, "bench_export: %s\n", s ? "cannot read the session" : err);
+            wl_session_close(s);
+            return 1;
+        }
+        c.kernels = span.kernels, c.api_calls = span.api_calls, c.memcpys = span.memcpys;
+        c.memsets = span.memsets, c.nvtx_ranges = span.nvtx_ranges, c.scopes = span.scopes;
+        wl_session_close(s);
+        snprintf(what, sizeof what, "given: %.400s", session);
+    } else {
+        snprintf(session, sizeof session, "%s", make ? make : "");
+        if (!make)
+            snprintf(session, sizeof session, "%s/bench_export_%llu.wlsession", dir, (unsigned long long)o.kernels);
+        o.progress = synth_progress;
+        double t0 = now_s();
+        if (wl_synth_session(session, &o, &c, err, sizeof err)) {
+            fprintf(stderr, "bench_export: %s\n", err);
+            return 1;
+        }
+        gen = now_s() - t0;
+        if (isatty(STDERR_FILENO))
+            fputc('\n', stderr);
+        if (make) {
+            printf("%s: %llu kernels, %llu API calls, %llu memcpy, %llu memset, %llu NVTX, %llu scopes, %llu flows\n",
+                   make, (unsigned long long)c.kernels, (unsigned long long)c.api_calls,
+                   (unsigned long long)c.memcpys, (unsigned long long)c.memsets, (unsigned long long)c.nvtx_ranges,
+                   (unsigned long long)c.scopes, (unsigned long long)c.flows);
+            return 0;
+        }
+        snprintf(what, sizeof what, "generated in %.1f s", gen);
     }
-    double gen = now_s() - t0;
-    if (isatty(STDERR_FILENO))
-        fputc('\n', stderr);
-    if (make) {
-        printf("%s: %llu kernels, %llu API calls, %llu memcpy, %llu memset, %llu NVTX, %llu scopes, %llu flows\n",
-               make, (unsigned long long)c.kernels, (unsigned long long)c.api_calls, (unsigned long long)c.memcpys,
-               (unsigned long long)c.memsets, (unsigned long long)c.nvtx_ranges, (unsigned long long)c.scopes,
-               (unsigned long long)c.flows);
-        return 0;
-    }
-    snprintf(pf, sizeof pf, "%s/bench_export_%llu.pftrace", dir, (unsigned long long)o.kernels);
-    snprintf(js, sizeof js, "%s/bench_export_%llu.json", dir, (unsigned long long)o.kernels);
     char self[4096];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
     if (sl <= 0)
         return 1;
     self[sl] = 0;
-    result rp, rj;
-    if (run_child(self, "perfetto", session, pf, &rp) || run_child(self, "json", session, js, &rj)) {
-        fprintf(stderr, "bench_export: an export failed\n");
-        return 1;
+    result r[3];
+    memset(r, 0, sizeof r);
+    for (int f = 0; f < 3; f++) {
+        if (!want[f])
+            continue;
+        snprintf(out[f], sizeof out[f], "%s/bench_export_%llu.%s", dir, (unsigned long long)c.kernels, EXT[f]);
+        if (run_child(self, FORMATS[f], session, out[f], &r[f])) {
+            fprintf(stderr, "bench_export: the %s export failed\n", FORMATS[f]);
+            return 1;
+        }
     }
-    char block[2048], host[256] = "?";
+    char block[4096], host[256] = "?";
     struct utsname u;
     if (uname(&u) == 0)
         snprintf(host, sizeof host, "%s %s, %ld CPUs", u.machine, u.release, sysconf(_SC_NPROCESSORS_ONLN));
@@ -183,34 +218,38 @@ int main(int argc, char **argv)
     strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
     int n = snprintf(block, sizeof block,
                      "%s, %s\n"
-                     "session: %llu kernels, %llu API calls, %llu memcpy, %llu memset, %llu NVTX, %llu scopes"
-                     " (generated in %.1f s)\n",
+                     "session: %llu kernels, %llu API calls, %llu memcpy, %llu memset, %llu NVTX, %llu scopes (%s)\n",
                      date, host, (unsigned long long)c.kernels, (unsigned long long)c.api_calls,
                      (unsigned long long)c.memcpys, (unsigned long long)c.memsets,
-                     (unsigned long long)c.nvtx_ranges, (unsigned long long)c.scopes, gen);
-    const result *r[2] = {&rp, &rj};
-    const char *name[2] = {"perfetto", "json    "};
-    for (int i = 0; i < 2; i++)
-        n += snprintf(block + n, sizeof block - (size_t)n,
-                      "%s %12llu events %8.2f s %6.2f M events/s %6.1f bytes/event %8.1f MiB  peak RSS %6.1f MiB"
-                      "  (%llu slices, %llu flows)\n",
-                      name[i], r[i]->events, r[i]->seconds, (double)r[i]->events / r[i]->seconds / 1e6,
-                      (double)r[i]->bytes / (double)r[i]->events, (double)r[i]->bytes / 1048576.0,
-                      (double)r[i]->rss_kib / 1024.0, r[i]->slices, r[i]->flows);
-    snprintf(block + n, sizeof block - (size_t)n, "size perfetto/json = %.3f; slices/flows agree: %s\n",
-             (double)rp.bytes / (double)rj.bytes, rp.slices == rj.slices && rp.flows == rj.flows ? "yes" : "NO");
+                     (unsigned long long)c.nvtx_ranges, (unsigned long long)c.scopes, what);
+    for (int f = 0; f < 3; f++)
+        if (want[f])
+            n += snprintf(block + n, sizeof block - (size_t)n,
+                          "%-8s %12llu events %8.2f s %6.2f M events/s %6.1f bytes/event %8.1f MiB  peak RSS %6.1f MiB"
+                          "  (%llu slices, %llu flows)\n",
+                          FORMATS[f], r[f].events, r[f].seconds, (double)r[f].events / r[f].seconds / 1e6,
+                          (double)r[f].bytes / (double)r[f].events, (double)r[f].bytes / 1048576.0,
+                          (double)r[f].rss_kib / 1024.0, r[f].slices, r[f].flows);
+    int agree = 1;
+    if (want[0] && want[1]) {
+        agree = r[0].slices == r[1].slices && r[0].flows == r[1].flows;
+        snprintf(block + n, sizeof block - (size_t)n, "size perfetto/json = %.3f; slices/flows agree: %s\n",
+                 (double)r[0].bytes / (double)r[1].bytes, agree ? "yes" : "NO");
+    }
     fputs(block, stdout);
     if (append) {
-        FILE *f = fopen(append, "a");
-        if (!f || fprintf(f, "\n%s", block) < 0 || fclose(f)) {
+        FILE *fa = fopen(append, "a");
+        if (!fa || fprintf(fa, "\n%s", block) < 0 || fclose(fa)) {
             fprintf(stderr, "bench_export: cannot append to %s\n", append);
             return 1;
         }
     }
     if (!keep) {
-        unlink(session);
-        unlink(pf);
-        unlink(js);
+        if (!given)
+            unlink(session);
+        for (int f = 0; f < 3; f++)
+            if (want[f])
+                unlink(out[f]);
     }
-    return rp.slices == rj.slices && rp.flows == rj.flows ? 0 : 1;
+    return agree ? 0 : 1;
 }

@@ -32,6 +32,11 @@ run_step torch warplens run -o "$OUT/torch.wlsession" -- python3 tests/gpu/torch
 if [ -f tests/gpu/check_torch_session.py ]; then
     run_step torch-check python3 tests/gpu/check_torch_session.py "$OUT/torch.wlsession"
 fi
+# PyTorch's operators and input shapes on every kernel of an unchanged training script (and the
+# process tier from WARPLENS_TIER on each)
+run_step torch-ops env WARPLENS_TIER=PRODUCTION warplens run --torch-ops -o "$OUT/torch-ops.wlsession" -- \
+    python3 tests/gpu/torch_ops_workload.py 10
+run_step torch-ops-check python3 tests/gpu/check_torch_ops.py "$OUT/torch-ops.wlsession" 10
 # every distinct launch of a PyTorch run: warplens' occupancy vs the driver's
 run_step torch-occupancy warplens run -q --check-occupancy -o "$OUT/torch-occ.wlsession" -- \
     python3 tests/gpu/torch_workload.py 5

@@ -37,6 +37,14 @@ WARPLENS_API void warplens_thread_name(const char *name);
 /* 1 when the recorder is loaded and recording this process, else 0. */
 WARPLENS_API int warplens_is_recording(void);
 
+/* Attaches an application-level thread id (a Java virtual thread id, a coroutine or task id) to
+ * the innermost scope open on the calling thread: the kernels launched in it, and in the scopes it
+ * contains that carry none of their own, show it (virtualThreadId in the JFR export). */
+WARPLENS_API void warplens_scope_thread_id(uint64_t app_thread_id);
+/* The tier (a label such as "PRODUCTION") of the kernels the calling thread launches from now on;
+ * NULL or "" goes back to the process's tier (WARPLENS_TIER in the environment; none by default). */
+WARPLENS_API void warplens_set_tier(const char *tier);
+
 /* Work counts for throughput (TFLOP/s, GB/s, % of the device's peak, roofline), shown by
  * `warplens throughput` and `warplens kernel`. `precision` picks the compute peak to compare with. */
 enum warplens_precision { WARPLENS_FP32 = 0, WARPLENS_FP64 = 1, WARPLENS_FP16_TENSOR = 2, WARPLENS_BF16_TENSOR = 3 };

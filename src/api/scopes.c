@@ -1,4 +1,5 @@
-/* Public API: scopes, thread names and work annotations (include/warplens/warplens.h). */
+/* Public API: scopes, thread names, work annotations, application thread ids and tiers
+ * (include/warplens/warplens.h). */
 #include <stdarg.h>
 #include <stdio.h>
 
@@ -55,4 +56,18 @@ void warplens_annotate_scope(double flops, double bytes, int precision)
     const wl_recorder_bridge *b = wl_bridge();
     if (b)
         b->annotate_scope(flops, bytes, precision);
+}
+
+void warplens_scope_thread_id(uint64_t app_thread_id)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    if (b)
+        b->scope_thread_id(app_thread_id);
+}
+
+void warplens_set_tier(const char *tier)
+{
+    const wl_recorder_bridge *b = wl_bridge();
+    if (b)
+        b->set_tier(tier);
 }

@@ -32,6 +32,7 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_KERNEL_STALL: return sizeof(wlcap_kernel_stall);
     case WLCAP_CAPTURE_RANGE: return sizeof(wlcap_capture_range);
     case WLCAP_STAT: return sizeof(wlcap_stat);
+    case WLCAP_ATTR: return sizeof(wlcap_attr);
     default: return 0;
     }
 }
@@ -50,7 +51,7 @@ const char *wlcap_type_name(uint16_t type)
         [WLCAP_PM_SAMPLE] = "pm_sample",
         [WLCAP_STALL_REASON] = "stall_reason",   [WLCAP_KERNEL_STALL] = "kernel_stall",
         [WLCAP_CAPTURE_RANGE] = "capture_range",
-        [WLCAP_STAT] = "stat",
+        [WLCAP_STAT] = "stat", [WLCAP_ATTR] = "attr",
     };
     return type < WLCAP_TYPE_COUNT && names[type] ? names[type] : "unknown";
 }

@@ -65,6 +65,7 @@ enum wlcap_type {
     WLCAP_KERNEL_STALL = 25,
     WLCAP_CAPTURE_RANGE = 26,
     WLCAP_STAT = 27,
+    WLCAP_ATTR = 28,
     WLCAP_TYPE_COUNT
 };
 
@@ -368,6 +369,16 @@ typedef struct wlcap_capture_range {
     uint32_t kind, tid;
 } wlcap_capture_range;
 static_assert(sizeof(wlcap_capture_range) == 16, "wlcap_capture_range layout");
+
+/* ATTR: a user attribute. TIER: thread tid's tier (string str; 0: cleared) from timestamp on;
+ * tid 0 is the process's default (WARPLENS_TIER, timestamp 0). SCOPE_THREAD: the application
+ * thread id `value` (a Java virtual thread id, a task id) attached to scope scope_id. */
+enum wlcap_attr_kind { WLCAP_ATTR_TIER = 1, WLCAP_ATTR_SCOPE_THREAD = 2 };
+typedef struct wlcap_attr {
+    uint64_t timestamp, scope_id, value;
+    uint32_t kind, tid, str, pad;
+} wlcap_attr;
+static_assert(sizeof(wlcap_attr) == 40, "wlcap_attr layout");
 
 enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
 

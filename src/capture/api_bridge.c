@@ -96,17 +96,22 @@ static uint64_t scope_end(void)
     return id;
 }
 
-static void thread_name(const char *name)
+/* An event of the calling thread carrying a name (thread name, tier). */
+static void push_named(uint32_t kind, const char *name)
 {
-    if (!recording() || !name)
-        return;
     wl_event ev;
     memset(&ev, 0, sizeof ev);
-    ev.kind = WL_EV_THREAD_NAME;
+    ev.kind = kind;
     ev.tid = wl_current_tid();
     ev.timestamp = wl_cupti_now_ns();
     fill_name(&ev, name);
     wl_mpsc_push(&wl_event_ring, &ev);
+}
+
+static void thread_name(const char *name)
+{
+    if (recording() && name)
+        push_named(WL_EV_THREAD_NAME, name);
 }
 
 static int is_recording(void) { return atomic_load(&wl_state) == WL_STATE_RUNNING; }
@@ -136,6 +141,27 @@ static void annotate_scope(double flops, double bytes, int precision)
     wl_mpsc_push(&wl_event_ring, &ev);
 }
 
+/* The kernels of the calling thread's innermost scope belong to application thread `id`. */
+static void scope_thread_id(uint64_t id)
+{
+    if (!recording() || !t_depth)
+        return;
+    wl_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = WL_EV_SCOPE_THREAD;
+    ev.id = t_stack[t_depth - 1];
+    ev.parent = id;
+    ev.tid = wl_current_tid();
+    ev.timestamp = wl_cupti_now_ns();
+    wl_mpsc_push(&wl_event_ring, &ev);
+}
+
+static void set_tier(const char *tier)
+{
+    if (recording())
+        push_named(WL_EV_TIER, tier); /* NULL or "": no name, cleared */
+}
+
 static const wl_recorder_bridge g_bridge = {
     .abi = WL_BRIDGE_ABI,
     .size = sizeof(wl_recorder_bridge),
@@ -147,6 +173,8 @@ static const wl_recorder_bridge g_bridge = {
     .annotate_scope = annotate_scope,
     .inkernel_next_launch = wl_inkernel_next_launch,
     .inkernel_collect = wl_inkernel_collect,
+    .scope_thread_id = scope_thread_id,
+    .set_tier = set_tier,
 };
 
 __attribute__((visibility("default"))) const wl_recorder_bridge *warplens_recorder_bridge(void)

@@ -65,4 +65,11 @@ void wl_process_write(const wl_config *cfg, uint64_t start_ns)
         wlcap_capture_range r = {start_ns, WLCAP_CAPTURE_MODE, 0};
         wl_capw_record(WLCAP_CAPTURE_RANGE, &r, sizeof r);
     }
+    /* WARPLENS_TIER: the tier of every kernel whose thread sets none (thread 0, from the start) */
+    const char *tier = getenv("WARPLENS_TIER");
+    if (tier && *tier) {
+        size_t len = strnlen(tier, WL_EVENT_NAME_MAX);
+        wlcap_attr a = {0, 0, 0, WLCAP_ATTR_TIER, 0, wl_capw_string_n(tier, len), 0};
+        wl_capw_record(WLCAP_ATTR, &a, sizeof a);
+    }
 }

@@ -58,7 +58,9 @@ wl_pool_stats wl_pool_get_stats(void);
 /* event_ring.c: fixed-size events from application threads (scopes, thread names). */
 enum wl_event_kind {
     WL_EV_SCOPE_BEGIN = 1, WL_EV_SCOPE_END, WL_EV_THREAD_NAME, WL_EV_ANNOTATE_SCOPE,
-    WL_EV_CAPTURE_START, WL_EV_CAPTURE_STOP /* --capture-range: tracing switched on / off */
+    WL_EV_CAPTURE_START, WL_EV_CAPTURE_STOP, /* --capture-range: tracing switched on / off */
+    WL_EV_TIER,        /* the thread's tier from now on (name; empty: cleared) */
+    WL_EV_SCOPE_THREAD /* application thread id `parent` attached to scope `id` */
 };
 #define WL_EVENT_NAME_MAX 96
 typedef struct wl_event {

@@ -40,6 +40,22 @@ static void write_event(const wl_event *ev)
         wl_capw_record(WLCAP_CAPTURE_RANGE, &r, sizeof r);
         return;
     }
+    if (ev->kind == WL_EV_TIER || ev->kind == WL_EV_SCOPE_THREAD) {
+        wlcap_attr a;
+        memset(&a, 0, sizeof a);
+        a.timestamp = ev->timestamp;
+        a.tid = ev->tid;
+        if (ev->kind == WL_EV_TIER) {
+            a.kind = WLCAP_ATTR_TIER;
+            a.str = ev->name_len ? wl_capw_string_n(ev->name, ev->name_len) : 0; /* 0: cleared */
+        } else {
+            a.kind = WLCAP_ATTR_SCOPE_THREAD;
+            a.scope_id = ev->id;
+            a.value = ev->parent;
+        }
+        wl_capw_record(WLCAP_ATTR, &a, sizeof a);
+        return;
+    }
     if (ev->kind == WL_EV_THREAD_NAME) {
         wlcap_thread r = {ev->tid, wl_capw_string_n(ev->name, ev->name_len), WLCAP_THREAD_API, 0};
         wl_capw_record(WLCAP_THREAD, &r, sizeof r);

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define WL_BRIDGE_ABI 3u
+#define WL_BRIDGE_ABI 4u
 #define WL_BRIDGE_SYMBOL "warplens_recorder_bridge"
 
 /* The fields of warplens_inkernel_buffer (warplens.h), repeated so the recorder needs no public
@@ -34,6 +34,10 @@ typedef struct wl_recorder_bridge {
     void (*annotate_scope)(double flops, double bytes, int precision);
     int (*inkernel_next_launch)(const wl_bridge_inkernel_buffer *b);
     int (*inkernel_collect)(void);
+    /* ABI 4: an application thread id for the innermost scope of the calling thread; the calling
+     * thread's tier from now on (NULL or "": back to the process default). */
+    void (*scope_thread_id)(uint64_t id);
+    void (*set_tier)(const char *tier);
 } wl_recorder_bridge;
 
 typedef const wl_recorder_bridge *(*wl_recorder_bridge_fn)(void);

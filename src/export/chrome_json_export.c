@@ -166,7 +166,7 @@ int wl_export_chrome_json(wl_session *s, FILE *fp, const wl_tl_options *o, wl_ex
     wl_session_get_bounds(s, &span);
     k->origin = span.origin_ns;
     wl_json_lit(&k->j, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-    wl_tl_sink sink = {k, js_track, js_begin, js_end, js_counter};
+    wl_tl_sink sink = {k, js_track, js_begin, js_end, js_counter, NULL};
     int rc = wl_timeline_walk(s, o, &sink, &st->tl, err, err_size);
     wl_json_lit(&k->j, "\n],\"otherData\":{\"producer\":\"warplens 0.1.0\",\"clock\":\"CLOCK_REALTIME\","
                        "\"origin_realtime_ns\":");

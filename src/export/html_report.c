@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/kernel_backend.h"
 #include "analysis/kernel_table.h"
+#include "common/grow.h"
 #include "export/json_out.h"
 #include "export/report_metrics.h"
 #include "store/session_cursors.h"
@@ -51,18 +53,7 @@ typedef struct rp {
     int oom;
 } rp;
 
-static int grow(void **p, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t nc = *cap ? *cap * 2 : 256;
-    void *q = realloc(*p, nc * elem);
-    if (!q)
-        return -1;
-    *p = q;
-    *cap = nc;
-    return 0;
-}
+static int grow(void **p, size_t *cap, size_t n, size_t elem) { return wl_grow(p, cap, n, elem, 256); }
 
 static uint64_t hash_str(const char *s)
 {
@@ -231,6 +222,7 @@ static void write_kernels(wl_json_out *j, wl_session *s)
         key(j, "queue_ns"), wl_json_double(j, k->sum.mean_queue_ns);
         key(j, "launch_ns"), wl_json_double(j, k->sum.mean_launch_ns);
         key(j, "configs"), wl_json_i64(j, k->configs);
+        key(j, "backend"), wl_json_str(j, wl_kernel_backend(k->short_name, k->name, k->mangled));
         if (k->has_config) {
             char b[64];
             snprintf(b, sizeof b, "%dx%dx%d", k->top.grid[0], k->top.grid[1], k->top.grid[2]);
@@ -438,7 +430,7 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
                        "<div id=\"app\"></div>\n<script type=\"application/json\" id=\"wl-data\">{");
     write_overview(&r->j, s, &ov, title);
     wl_json_lit(&r->j, ",\"slices\":[");
-    wl_tl_sink sink = {r, on_track, on_slice, on_end, on_counter};
+    wl_tl_sink sink = {r, on_track, on_slice, on_end, on_counter, NULL};
     wl_tl_stats ts;
     int rc = wl_timeline_walk(s, o ? o->tl : NULL, &sink, &ts, err, err_size);
     if (st->capped)

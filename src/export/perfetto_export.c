@@ -116,7 +116,7 @@ int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_expor
     wl_pf_clock clocks[3] = {{WL_PF_CLOCK_SEQUENCE_0, 0}, {WL_PF_CLOCK_REALTIME, span.origin_ns},
                              {WL_PF_CLOCK_BOOTTIME, span.origin_ns}};
     int rc = wl_pf_write_clock_snapshot(&p.w, 0, clocks, 3, WL_PF_CLOCK_REALTIME);
-    wl_tl_sink sink = {&p, pf_track, pf_begin, pf_end, pf_counter};
+    wl_tl_sink sink = {&p, pf_track, pf_begin, pf_end, pf_counter, NULL};
     if (rc == 0)
         rc = wl_timeline_walk(s, o, &sink, &st->tl, err, err_size);
     else

@@ -7,9 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-void tl_counters_init(tl_counters *c)
+#include "common/grow.h"
+
+void tl_counters_init(tl_counters *c, uint32_t device)
 {
     memset(c, 0, sizeof *c);
+    c->device = device;
     c->last_fill = -1;
     c->last_count = -1;
 }
@@ -17,8 +20,30 @@ void tl_counters_init(tl_counters *c)
 void tl_counters_free(tl_counters *c)
 {
     free(c->heap);
+    free(c->streams);
     c->heap = NULL;
-    c->n = c->cap = 0;
+    c->streams = NULL;
+    c->n = c->cap = c->n_streams = c->cap_streams = 0;
+}
+
+/* A kernel on `stream` starts (+1) or ends (-1). */
+static int stream_count(tl_counters *c, int64_t stream, int delta)
+{
+    for (size_t i = 0; i < c->n_streams; i++) {
+        if (c->streams[i].stream != stream)
+            continue;
+        if (delta < 0 && --c->streams[i].kernels == 0)
+            c->streams[i] = c->streams[--c->n_streams];
+        else if (delta > 0)
+            c->streams[i].kernels++;
+        return 0;
+    }
+    if (delta < 0)
+        return 0;
+    if (wl_grow((void **)&c->streams, &c->cap_streams, c->n_streams, sizeof *c->streams, 16))
+        return -1;
+    c->streams[c->n_streams++] = (tl_stream_count){stream, 1};
+    return 0;
 }
 
 static void heap_push(tl_counters *c, tl_running r)
@@ -60,6 +85,11 @@ static int flush_pending(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st
     if (!c->has_pending)
         return 0;
     c->has_pending = 0;
+    if (sink->gpu_state) {
+        wl_tl_gpu_state g = {c->device, c->pending_ts, c->pending_count, c->pending_streams, c->pending_fill};
+        if (sink->gpu_state(sink->ctx, &g))
+            return -1;
+    }
     double fill = c->pending_fill * 100.0;
     if (fill != c->last_fill) {
         if (sink->counter && sink->counter(sink->ctx, &c->fill_track, c->pending_ts, fill))
@@ -87,18 +117,24 @@ static int changed(tl_counters *c, uint64_t ts, const wl_tl_sink *sink, wl_tl_st
     c->pending_ts = ts;
     c->pending_fill = c->sum < 0 ? 0 : c->sum;
     c->pending_count = c->n;
+    c->pending_streams = c->n_streams;
     return 0;
 }
 
-int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill, const wl_tl_sink *sink,
-                       wl_tl_stats *st)
+static int kernel_ends(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st)
 {
-    while (c->n && c->heap[0].end_ns <= ts) {
-        tl_running r = heap_pop(c);
-        c->sum -= r.fill;
-        if (changed(c, r.end_ns, sink, st))
+    tl_running r = heap_pop(c);
+    c->sum -= r.fill;
+    stream_count(c, r.stream, -1);
+    return changed(c, r.end_ns, sink, st);
+}
+
+int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill, int64_t stream,
+                       const wl_tl_sink *sink, wl_tl_stats *st)
+{
+    while (c->n && c->heap[0].end_ns <= ts)
+        if (kernel_ends(c, sink, st))
             return -1;
-    }
     if (fill < 0)
         return 0;
     if (c->n == c->cap) {
@@ -109,7 +145,9 @@ int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill
         c->heap = h;
         c->cap = ncap;
     }
-    heap_push(c, (tl_running){end_ns, fill});
+    if (stream_count(c, stream, 1))
+        return -1;
+    heap_push(c, (tl_running){end_ns, fill, stream});
     c->sum += fill;
     return changed(c, ts, sink, st);
 }
@@ -141,11 +179,8 @@ int tl_sample_value(const wl_device_sample_row *r, int i, double *v)
 
 int tl_counters_finish(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st)
 {
-    while (c->n) {
-        tl_running r = heap_pop(c);
-        c->sum -= r.fill;
-        if (changed(c, r.end_ns, sink, st))
+    while (c->n)
+        if (kernel_ends(c, sink, st))
             return -1;
-    }
     return flush_pending(c, sink, st);
 }

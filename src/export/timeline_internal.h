@@ -40,36 +40,47 @@ void tl_reader_close(tl_reader *r);
 /* ---- flows started and not yet ended (timeline_flows.c) ------------------------------------- */
 typedef struct tl_flows {
     uint64_t *ids;             /* 0: empty slot */
+    uint64_t *vals;            /* the starting API call's duration (ns) */
     size_t n, cap;
 } tl_flows;
 void tl_flows_free(tl_flows *f);
-int tl_flows_add(tl_flows *f, uint64_t id);  /* id != 0; -1 out of memory */
-int tl_flows_take(tl_flows *f, uint64_t id); /* 1 when it was there (and is removed) */
+int tl_flows_add(tl_flows *f, uint64_t id, uint64_t val);  /* id != 0; -1 out of memory */
+int tl_flows_take(tl_flows *f, uint64_t id, uint64_t *val); /* 1 when it was there (and is removed) */
 
 /* ---- counters of one GPU (timeline_counters.c) ---------------------------------------------- */
 typedef struct tl_running {
     uint64_t end_ns;
     double fill;
+    int64_t stream;
 } tl_running;
+
+typedef struct tl_stream_count {
+    int64_t stream;
+    size_t kernels;            /* running on it */
+} tl_stream_count;
 
 typedef struct tl_counters {
     wl_tl_track fill_track, count_track;
+    uint32_t device;
     tl_running *heap;          /* running kernels, min-heap on end time */
     size_t n, cap;
+    tl_stream_count *streams;  /* streams with running kernels (few: a linear list) */
+    size_t n_streams, cap_streams;
     double sum;
     int has_pending;
     uint64_t pending_ts;
     double pending_fill;
-    size_t pending_count;
+    size_t pending_count, pending_streams;
     double last_fill;          /* last written values (skip repeats) */
     long long last_count;
 } tl_counters;
 
-void tl_counters_init(tl_counters *c);
+void tl_counters_init(tl_counters *c, uint32_t device);
 void tl_counters_free(tl_counters *c);
-/* Advances to time ts (kernels ending at or before it leave), then adds a kernel if fill >= 0. */
-int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill, const wl_tl_sink *sink,
-                       wl_tl_stats *st);
+/* Advances to time ts (kernels ending at or before it leave), then adds a kernel on `stream` if
+ * fill >= 0. */
+int tl_counters_kernel(tl_counters *c, uint64_t ts, uint64_t end_ns, double fill, int64_t stream,
+                       const wl_tl_sink *sink, wl_tl_stats *st);
 /* Lets every running kernel end and writes the last values. */
 int tl_counters_finish(tl_counters *c, const wl_tl_sink *sink, wl_tl_stats *st);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/kernel_backend.h"
 #include "export/timeline_internal.h"
 
 #define MAX_DEPTH 256          /* Perfetto allows < 512 nested slices per track */
@@ -42,6 +43,11 @@ typedef struct ptr_list {
     size_t n, cap;
 } ptr_list;
 
+typedef struct backend_slot { /* the backend of a kernel name, decided once per name */
+    int64_t name_id;
+    const char *backend;
+} backend_slot;
+
 typedef struct model {
     wl_session *s;
     const wl_tl_options *o;
@@ -55,6 +61,7 @@ typedef struct model {
     tl_occ_cache *occ;
     tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
     tl_metrics *metrics;       /* NULL: the session has no hardware metrics */
+    backend_slot backends[1024];
     uint64_t done, total;
     int failed;
 } model;
@@ -226,7 +233,7 @@ static tl_gpu *find_gpu(model *m, uint32_t device, const char *name)
     uint32_t pid = WL_TL_GPU_PID_BASE + device;
     g->t = (wl_tl_track){.uuid = ++m->next_uuid, .type = WL_TL_GPU, .pid = pid, .tid = 0, .name = g->name,
                          .sort_index = 1000 + (int)device, .stream_id = -1};
-    tl_counters_init(&g->counters);
+    tl_counters_init(&g->counters, device);
     g->counters.fill_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid, .type = WL_TL_COUNTER,
                                            .pid = pid, .name = "GPU fill (estimated %)", .sort_index = 0,
                                            .unit = "%", .stream_id = -1};
@@ -299,6 +306,8 @@ static int flush_group(model *m, tl_group *g)
 /* First lane where [start, end] nests; NULL when none within max_lanes (*err on failure). */
 static tl_lane *place(model *m, tl_group *g, uint64_t start, uint64_t end, int *err)
 {
+    if (m->o && m->o->flat)
+        return g->lanes[0];
     for (int i = 0; i < m->max_lanes; i++) {
         if (i == g->n) {
             tl_lane **nl = realloc(g->lanes, (size_t)(g->n + 1) * sizeof *nl);
@@ -384,7 +393,7 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
     wl_pf_arg args[6 + TL_METRIC_ARGS];
     size_t n = 0;
     wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .name = it->name,
-                     .host = it, .occupancy_pct = -1};
+                     .host = it, .occupancy_pct = -1, .launch_ns = -1};
     if (it->kind == WL_HOST_API) {
         s.kind = WL_TL_API;
         s.category = "cuda_api";
@@ -400,7 +409,7 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
         s.n_flows_out = it->n_flows;
         m->st->flows += it->n_flows;
         for (size_t i = 0; i < it->n_flows; i++)
-            if (tl_flows_add(&m->flows, it->flows[i]))
+            if (tl_flows_add(&m->flows, it->flows[i], it->end_ns - it->start_ns))
                 return -1;
     } else if (it->kind == WL_HOST_TIMER) {
         s.kind = WL_TL_TIMER;
@@ -425,6 +434,14 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
     return m->sink->slice_begin && m->sink->slice_begin(m->sink->ctx, &s) ? -1 : 0;
 }
 
+static const char *backend_of(model *m, const wl_gpu_item *it)
+{
+    backend_slot *b = &m->backends[(uint64_t)it->name_id & 1023];
+    if (!b->backend || b->name_id != it->name_id)
+        *b = (backend_slot){it->name_id, wl_kernel_backend(it->short_name, it->name, NULL)};
+    return b->backend;
+}
+
 static int gpu_item(model *m, const wl_gpu_item *it)
 {
     tl_group *g = find_stream(m, it);
@@ -434,14 +451,15 @@ static int gpu_item(model *m, const wl_gpu_item *it)
     tl_occ occ = {0};
     if (it->kind == WL_GPU_KERNEL) {
         tl_occ_kernel(m->occ, it, &occ);
-        if (tl_counters_kernel(&gpu->counters, it->start_ns, it->end_ns, occ.valid ? occ.fill : 0.0, m->sink,
-                               m->st))
+        if (tl_counters_kernel(&gpu->counters, it->start_ns, it->end_ns, occ.valid ? occ.fill : 0.0, it->stream_id,
+                               m->sink, m->st))
             return -1;
     }
     /* the flow of its API call when that call was drawn (it came first: it started no later) */
     uint64_t flow = it->kind == WL_GPU_KERNEL ? WL_FLOW_KERNEL(it->id)
                     : it->kind == WL_GPU_MEMCPY ? WL_FLOW_MEMCPY(it->id) : WL_FLOW_MEMSET(it->id);
-    if (!tl_flows_take(&m->flows, flow))
+    uint64_t launch_ns = 0;
+    if (!tl_flows_take(&m->flows, flow, &launch_ns))
         flow = 0;
     int err = 0;
     tl_lane *l = place(m, g, it->start_ns, it->end_ns, &err);
@@ -452,10 +470,12 @@ static int gpu_item(model *m, const wl_gpu_item *it)
         return 0;
     }
     char grid[48], block[48], name[40];
-    wl_pf_arg args[16 + TL_METRIC_ARGS];
+    wl_pf_arg args[21 + TL_METRIC_ARGS];
     size_t n = 0;
     wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .gpu = it,
-                     .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0};
+                     .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0,
+                     .active_blocks_per_sm = occ.active_blocks_per_sm, .limiter = occ.valid ? occ.limiter : NULL,
+                     .launch_ns = flow ? (int64_t)launch_ns : -1};
     if (it->kind == WL_GPU_KERNEL) {
         s.kind = WL_TL_KERNEL;
         s.category = "kernel";
@@ -475,6 +495,16 @@ static int gpu_item(model *m, const wl_gpu_item *it)
             args[n++] = arg_u("queue_delay_ns", (uint64_t)it->queue_delay_ns);
         if (it->graph_id >= 0)
             args[n++] = arg_u("graph_id", (uint64_t)it->graph_id);
+        /* identity (store/session_identity.h, analysis/kernel_backend.h) */
+        args[n++] = arg_s("backend", backend_of(m, it));
+        if (it->op[0])
+            args[n++] = arg_s("operation", it->op);
+        if (it->shape[0])
+            args[n++] = arg_s("shape", it->shape);
+        if (it->tier[0])
+            args[n++] = arg_s("tier", it->tier);
+        if (it->app_thread)
+            args[n++] = arg_i("app_thread_id", it->app_thread);
     } else {
         s.kind = it->kind == WL_GPU_MEMCPY ? WL_TL_MEMCPY : WL_TL_MEMSET;
         s.category = it->kind == WL_GPU_MEMCPY ? "memcpy" : "memset";

@@ -68,19 +68,36 @@ typedef struct wl_tl_slice {
     const wl_gpu_item *gpu;
     double occupancy_pct;      /* kernels: theoretical occupancy, -1 unknown */
     double fill;               /* kernels: estimated fraction of the GPU it can fill (0..1) */
+    int active_blocks_per_sm;  /* kernels: with occupancy_pct; the limiter is an arg */
+    const char *limiter;       /* kernels: what bounds occupancy ("registers", ...), NULL unknown */
+    int64_t launch_ns;         /* GPU work: duration of the API call that started it, -1 unknown */
 } wl_tl_slice;
 
-/* A sink returns 0 to continue, non-zero to stop the walk (it fails with that error). */
+/* The kernels running on one device from `ts` until the next state of that device. */
+typedef struct wl_tl_gpu_state {
+    uint32_t device;
+    uint64_t ts;
+    size_t kernels, streams; /* running kernels, streams they run on */
+    double fill;             /* estimated GPU fill, a fraction (above 1: oversubscribed) */
+} wl_tl_gpu_state;
+
+/* A sink returns 0 to continue, non-zero to stop the walk (it fails with that error). Any
+ * callback may be NULL. */
 typedef struct wl_tl_sink {
     void *ctx;
     int (*track)(void *ctx, const wl_tl_track *t);
     int (*slice_begin)(void *ctx, const wl_tl_slice *s);
     int (*slice_end)(void *ctx, const wl_tl_track *t, uint64_t ts);
     int (*counter)(void *ctx, const wl_tl_track *t, uint64_t ts, double value);
+    /* every change of a device's running kernels (changes at one instant merged), in time order
+     * per device, including the states the counters do not repeat */
+    int (*gpu_state)(void *ctx, const wl_tl_gpu_state *st);
 } wl_tl_sink;
 
 typedef struct wl_tl_options {
     int max_lanes;   /* per thread/stream including the base track; 0 = 32 */
+    int flat;        /* every slice on its thread's or stream's own track, none dropped, no slice
+                      * ends reported: for sinks that keep no nesting (JFR) */
     unsigned inkernel_max_lanes; /* in-kernel (block, group) lanes drawn per buffer; 0 = 1024 */
     void (*progress)(uint64_t done, uint64_t total, void *arg);
     void *progress_arg;

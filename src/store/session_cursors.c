@@ -253,8 +253,9 @@ sqlite3 *wl_cur_db(wl_session *s, int *own)
     "SELECT pid, coalesce(tid, 0), start_ns, max(coalesce(end_ns, ?1), start_ns), id, name, coalesce(domain, ''),"\
     " end_ns IS NULL FROM nvtx_range ORDER BY "
 #define SCOPE_SQL                                                                                       \
-    "SELECT pid, tid, start_ns, max(coalesce(end_ns, ?1), start_ns), scope_id, name, '', end_ns IS NULL"  \
-    " FROM scope ORDER BY "
+    "SELECT pid, tid, start_ns, max(coalesce(end_ns, ?1), start_ns), scope_id, name, '', end_ns IS NULL,"  \
+    " %s FROM scope ORDER BY "
+/* column 8 of scopes: the application thread id attached (session_identity.h), where recorded */
 /* Completed timer-API intervals (a session without the timer table gets an empty source). */
 #define TIMER_SQL                                                                                       \
     "SELECT t.pid, coalesce(t.tid, 0), t.start_ns, t.start_ns + t.duration_ns, t.idx, t.name,"           \
@@ -341,7 +342,9 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
     sqlite3_stmt *threads = NULL;
     char nvtx[512], scope[512], timer[512];
     snprintf(nvtx, sizeof nvtx, "%s%s", NVTX_SQL, by_start ? BY_START : BY_THREAD);
-    snprintf(scope, sizeof scope, "%s%s", SCOPE_SQL, by_start ? BY_START : BY_THREAD);
+    snprintf(scope, sizeof scope, SCOPE_SQL "%s",
+             wl_sql_has_column(c->db, "scope", "app_thread_id") ? "coalesce(app_thread_id, 0)" : "0",
+             by_start ? BY_START : BY_THREAD);
     int has_timers = wl_sql_has_table(c->db, "timer");
     sqlite3_stmt *probe = NULL;
     snprintf(timer, sizeof timer, "%s%s", has_timers ? TIMER_SQL : NO_TIMER_SQL, by_start ? BY_START : BY_THREAD);
@@ -512,6 +515,7 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
     it->scope[0] = 0;
     it->correlation_id = 0;
     it->return_value = 0;
+    it->app_thread = it->kind == WL_HOST_SCOPE ? sqlite3_column_int64(st, 8) : 0;
     it->flows = NULL;
     it->n_flows = 0;
     src->state = 0;

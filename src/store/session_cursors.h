@@ -53,6 +53,7 @@ typedef struct wl_host_item {
     char scope[256];        /* API: the enclosing warplens scope's name, else "" */
     uint32_t correlation_id;
     int64_t return_value;
+    int64_t app_thread;     /* scopes: the application thread id attached (0: none) */
     const uint64_t *flows;  /* API: flow ids to the GPU work it started (valid until next step) */
     size_t n_flows;
 } wl_host_item;
@@ -81,16 +82,25 @@ typedef struct wl_gpu_item {
     uint32_t correlation_id;
     uint64_t flow;          /* 0: no flow from an API call */
     int64_t graph_id;       /* -1 when not from a graph */
+    int64_t tid;            /* the launching host thread (of its API call); -1 when unknown */
+    int64_t scope_id;       /* innermost warplens scope, -1 none */
     char scope[256];
     /* kernels */
     int64_t name_id;        /* kernel_name.id: kernels with the same id have the same names */
     int grid[3], block[3], cluster_size;
     int registers, static_smem, dynamic_smem, smem_limit_config, carveout; /* carveout -1: unset */
     int64_t queue_delay_ns;  /* -1 when unknown */
+    int64_t submit_delay_ns; /* start - submitted, -1 when unknown */
+    int64_t local_mem;       /* local memory per thread, bytes */
+    int64_t app_thread;      /* application thread id of its scope (session_identity.h), 0 none */
+    /* identity (session_identity.h): "" when none or the session predates it */
+    int64_t op_id;          /* -1: none */
+    char op[512], shape[1024], tier[64];
     /* copies and sets */
     char copy_kind[16], src_kind[24], dst_kind[24];
     uint64_t bytes;
     double gbps;
+    const void *name_cursor; /* the cursor whose copy of name_id's names the item holds */
     /* last, so the fields above share a few cache lines with the name's start */
     char short_name[256], name[8192];
 } wl_gpu_item;

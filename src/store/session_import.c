@@ -67,6 +67,8 @@ const char *const WL_IMPORT_SQL[S_COUNT] = {
     [S_IK_NAME] = "INSERT OR REPLACE INTO inkernel_name (buffer_id, kind, id, name) VALUES (?,?,?,?)",
     [S_IK_EVENT] = "INSERT INTO inkernel_event (buffer_id, kind, block, grp, event, depth, crossed, start_ns, dur_ns)"
                    " VALUES (?,?,?,?,?,?,?,?,?)",
+    [S_TIER] = "INSERT INTO tier_change (pid, tid, ts_ns, tier) VALUES (?,?,?,?)",
+    [S_SCOPE_THREAD] = "UPDATE scope SET app_thread_id = ?1 WHERE pid = ?2 AND scope_id = ?3",
     [S_DEVICE_SAMPLE] = "INSERT INTO device_sample (pid, device_id, ts_ns, window_start_ns, gpu_util_pct,"
                         " mem_util_pct, sm_clock_mhz, mem_clock_mhz, power_mw, temperature_c, memory_used_bytes,"
                         " energy_mj) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",

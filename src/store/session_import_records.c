@@ -614,6 +614,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_kernel_stall kernel_stall;
         wlcap_capture_range capture_range;
         wlcap_stat stat;
+        wlcap_attr attr;
     } u;
     if (type == WLCAP_STRING)
         return on_string(c, p, offset);
@@ -655,6 +656,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_KERNEL_STALL: return wl_imp_kernel_stall(c, &u.kernel_stall, offset);
     case WLCAP_CAPTURE_RANGE: return on_capture_range(c, &u.capture_range, offset);
     case WLCAP_STAT: return on_stat(c, &u.stat, offset);
+    case WLCAP_ATTR: return check_string_ref(c, u.attr.str, offset) ? -1 : wl_imp_attr(c, &u.attr, offset);
     default: return 0;
     }
 }

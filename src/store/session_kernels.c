@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/session_identity.h"
 #include "store/session_internal.h"
 
 struct wl_kernel_cursor {
@@ -24,11 +25,15 @@ static const char CURSOR_SQL[] =
     " k.queued_ns, k.submitted_ns, k.start_ns, k.end_ns, k.completed_ns, k.has_timestamps,"
     " k.threads, k.blocks, k.warps, k.duration_ns, k.queue_delay_ns, k.submit_delay_ns,"
     " k.api_id, k.tid, k.scope_id,"
-    " n.demangled, n.short_name, n.mangled, a.duration_ns, a.name, t.name, sc.name"
+    " n.demangled, n.short_name, n.mangled, a.duration_ns, a.name, t.name, sc.name, a.start_ns%s"
     " FROM kernel k JOIN kernel_name n ON n.id = k.name_id"
     " LEFT JOIN api_call a ON a.id = k.api_id"
     " LEFT JOIN thread t ON t.pid = k.pid AND t.tid = k.tid"
-    " LEFT JOIN scope sc ON sc.pid = k.pid AND sc.scope_id = k.scope_id";
+    " LEFT JOIN scope sc ON sc.pid = k.pid AND sc.scope_id = k.scope_id%s";
+/* Kernel identity (session_identity.h) where the session carries it: columns 57-61. */
+static const char IDENT_COLS[] = ", o.name, o.shape, o.source, k.tier, sc.app_thread_id";
+static const char NO_IDENT_COLS[] = ", NULL, NULL, NULL, NULL, NULL";
+static const char IDENT_JOIN[] = " LEFT JOIN op o ON o.id = k.op_id";
 
 static int64_t col_i64(sqlite3_stmt *st, int c, int64_t if_null)
 {
@@ -43,17 +48,21 @@ static const char *col_text(sqlite3_stmt *st, int c)
 
 wl_kernel_cursor *wl_kernel_cursor_open(wl_session *s, const wl_kernel_filter *f, char *err, size_t err_size)
 {
-    char sql[sizeof CURSOR_SQL + 256];
+    char sql[sizeof CURSOR_SQL + sizeof IDENT_COLS + sizeof IDENT_JOIN + 256];
     wl_kernel_filter all = {-1, -1, WL_KERNEL_BY_ID};
     if (!f)
         f = &all;
-    int n = snprintf(sql, sizeof sql, "%s WHERE 1", CURSOR_SQL);
+    int ident = wl_session_has_identity(s);
+    int n = snprintf(sql, sizeof sql, CURSOR_SQL, ident ? IDENT_COLS : NO_IDENT_COLS, ident ? IDENT_JOIN : "");
+    n += snprintf(sql + n, sizeof sql - (size_t)n, " WHERE 1");
     if (f->name_id >= 0)
         n += snprintf(sql + n, sizeof sql - (size_t)n, " AND k.name_id = %lld", (long long)f->name_id);
     if (f->id >= 0)
         n += snprintf(sql + n, sizeof sql - (size_t)n, " AND k.id = %lld", (long long)f->id);
     if (f->order == WL_KERNEL_BY_START)
         snprintf(sql + n, sizeof sql - (size_t)n, " AND k.has_timestamps ORDER BY k.start_ns, k.end_ns, k.id");
+    else if (f->order == WL_KERNEL_UNTIMED)
+        snprintf(sql + n, sizeof sql - (size_t)n, " AND NOT k.has_timestamps ORDER BY k.id");
     else
         snprintf(sql + n, sizeof sql - (size_t)n, " ORDER BY k.id");
     wl_kernel_cursor *c = calloc(1, sizeof *c);
@@ -131,6 +140,12 @@ int wl_kernel_cursor_next(wl_kernel_cursor *c, wl_kernel_row *r)
     r->api_name = col_text(st, 53);
     r->thread_name = col_text(st, 54);
     r->scope_name = col_text(st, 55);
+    r->api_start_ns = (uint64_t)sqlite3_column_int64(st, 56);
+    r->operation = col_text(st, 57);
+    r->shape = col_text(st, 58);
+    r->op_source = col_text(st, 59);
+    r->tier = col_text(st, 60);
+    r->app_thread = col_i64(st, 61, 0);
     return 1;
 }
 

@@ -31,6 +31,7 @@ typedef struct wl_kernel_row {
     int64_t duration_ns, queue_delay_ns, submit_delay_ns; /* -1 when unknown */
     int64_t api_id, tid, scope_id;    /* -1 when NULL */
     int64_t api_duration_ns;          /* the launch call's duration; -1 without an API record */
+    uint64_t api_start_ns;            /* when the launch call started; 0 without an API record */
     const char *launch_type;          /* "regular", "cooperative", ... */
     const char *name;                 /* demangled */
     const char *short_name;
@@ -38,6 +39,11 @@ typedef struct wl_kernel_row {
     const char *api_name;             /* "" without an API record */
     const char *thread_name;          /* "" when the thread is not named */
     const char *scope_name;           /* "" outside a scope */
+    /* identity (session_identity.h); "" / 0 when none or the session predates it */
+    const char *operation, *shape;
+    const char *op_source;            /* "torch", "nvtx", "scope" */
+    const char *tier;
+    int64_t app_thread;               /* application thread id attached to its scope */
 } wl_kernel_row;
 
 typedef struct wl_kernel_cursor wl_kernel_cursor;
@@ -45,6 +51,7 @@ typedef struct wl_kernel_cursor wl_kernel_cursor;
 typedef enum wl_kernel_order {
     WL_KERNEL_BY_ID = 0,
     WL_KERNEL_BY_START = 1,  /* timestamped kernels only, by start then end */
+    WL_KERNEL_UNTIMED = 2,   /* kernels CUPTI gave no timestamps (kernel replay), by id */
 } wl_kernel_order;
 
 /* Which kernels a cursor walks: name_id and id < 0 mean any. */

@@ -11,6 +11,7 @@
 
 #include "common/atomic_file.h"
 #include "store/schema.h"
+#include "store/session_identity.h"
 #include "store/session_writer.h"
 
 #define PID 4242
@@ -360,8 +361,7 @@ static int fill(synth *y, const wl_synth_options *o, char *err, size_t n)
              "INSERT OR REPLACE INTO meta VALUES ('command', 'synthetic-workload');"
              "INSERT INTO sync (pid, type, stream_id, correlation_id, start_ns, end_ns, duration_ns)"
              " SELECT 4242, 'stream', 7, correlation_id, start_ns, end_ns, duration_ns FROM api_call"
-             " WHERE category = 'sync';"
-             "COMMIT;",
+             " WHERE category = 'sync';",
              (unsigned long long)o->kernels, (unsigned long long)T0, (unsigned long long)end + 1000000);
     if (y->failed)
         return fail(db, err, n, "insert");
@@ -369,6 +369,9 @@ static int fill(synth *y, const wl_synth_options *o, char *err, size_t n)
         return fail(db, err, n, "flow links");
     if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
         return fail(db, err, n, "process");
+    /* kernel identity, as the importer derives it (the NVTX ranges and scopes name operations) */
+    if (wl_identity_derive(db, err, n) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        return fail(db, err, n, "identity");
     return 0;
 }
 

@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.h"
 #include "store/schema.h"
+#include "store/session_identity.h"
 #include "store/session_writer_internal.h"
 
 int wl_store_set_err(char *err, size_t n, const char *fmt, ...)
@@ -59,7 +60,7 @@ wl_session_writer *wl_session_writer_create(const char *path, char *err, size_t 
     /* The file is private until renamed, so no journal is needed: a failure discards it. */
     if (wl_store_exec(w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA temp_store=MEMORY;"
                 " PRAGMA cache_size=-65536; BEGIN;", err, err_size) ||
-        wl_store_exec(w, WL_SCHEMA_SQL, err, err_size) ||
+        wl_store_exec(w, WL_SCHEMA_SQL, err, err_size) || wl_identity_ensure_schema(w->db, err, err_size) ||
         wl_store_exec(w, "CREATE TEMP TABLE extcorr (pid INTEGER, correlation_id INTEGER, external_id INTEGER,"
                 " kind INTEGER);", err, err_size)) {
         wl_session_writer_abort(w);
@@ -194,6 +195,7 @@ int wl_session_writer_finish(wl_session_writer *w, char *err, size_t err_size)
         w->st[i] = NULL;
     }
     if (wl_store_exec(w, LINK_SQL, err, err_size) || wl_store_exec(w, WL_FLOW_LINK_SQL, err, err_size) ||
+        wl_identity_derive(w->db, err, err_size) ||
         wl_session_writer_meta(w, "complete", complete) ||
         wl_store_exec(w, "DROP TABLE temp.extcorr; COMMIT; PRAGMA optimize;", err, err_size)) {
         wl_session_writer_abort(w);

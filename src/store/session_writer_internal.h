@@ -15,7 +15,7 @@ enum stmt_id {
     S_PROCESS, S_DEVICE, S_THREAD, S_KNAME_FIND, S_KNAME_ADD, S_API, S_KERNEL, S_MEMCPY, S_MEMSET,
     S_SYNC, S_NVTX_START, S_NVTX_END, S_NVTX_MARK, S_SCOPE_BEGIN, S_SCOPE_END, S_EXTCORR, S_LOST, S_STAT,
     S_OCC_CHECK, S_ANNOTATION, S_IK_KERNEL_SPAN, S_IK_BUFFER, S_IK_NAME, S_IK_EVENT, S_DEVICE_SAMPLE,
-    S_CAPTURE_MODE, S_CAPTURE_START, S_CAPTURE_STOP, S_COUNT
+    S_CAPTURE_MODE, S_CAPTURE_START, S_CAPTURE_STOP, S_TIER, S_SCOPE_THREAD, S_COUNT
 };
 
 #define MAX_STRING_ID (1u << 24) /* string ids a capture may use */
@@ -96,6 +96,8 @@ int wl_imp_pm_sample(import_ctx *c, const wlcap_pm_sample *r, size_t offset);
 void wl_imp_pm_free(import_ctx *c);
 /* warp stall records (session_import_stalls.c) */
 int wl_imp_stall_reason(import_ctx *c, const wlcap_stall_reason *r, size_t offset);
+/* session_import_attr.c: tiers and application thread ids of scopes (ATTR records). */
+int wl_imp_attr(import_ctx *c, const wlcap_attr *a, size_t offset);
 int wl_imp_kernel_stall(import_ctx *c, const wlcap_kernel_stall *k, size_t offset);
 void wl_imp_stall_free(import_ctx *c);
 void wl_imp_free_ctx(import_ctx *c);

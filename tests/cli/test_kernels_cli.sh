@@ -63,7 +63,7 @@ for col in $columns; do
     check "--sort $col --json" "$BIN" kernels "$TORCH" --sort "$col" --json
     key=$col
     case $col in
-    name | limiter) jq_true "sorted ascending by $col" "[.[].$key | select(. != null)] as \$v | \$v == (\$v | sort)" ;;
+    name | limiter | backend) jq_true "sorted ascending by $col" "[.[].$key | select(. != null)] as \$v | \$v == (\$v | sort)" ;;
     grid | block) jq_true "sorted by $col" "[.[].$key | select(. != null) | .[0] * .[1] * .[2]] as \$v | \$v == (\$v | sort | reverse)" ;;
     *) jq_true "sorted descending by $col" "[.[].$key | select(. != null)] as \$v | \$v == (\$v | sort | reverse)" ;;
     esac
@@ -80,7 +80,7 @@ jq_true "percentiles ordered" 'all(.[]; .min_ns <= .p50_ns and .p50_ns <= .p99_n
 jq_true "occupancy is theoretical" 'all(.[]; .occupancy_kind == "theoretical")'
 
 check "kernels --csv" "$BIN" kernels "$DEMO" --csv
-head -1 "$TMP/out" | grep -q '^time_pct,total_ns,calls,mean_ns,min_ns,p50_ns,p99_ns,max_ns,grid,block,configs,registers,static_smem,dynamic_smem,occupancy_pct,limiter,active_blocks,waves,mean_queue_ns,mean_launch_ns,name,short_name,name_id$' && ok || bad "csv header: $(head -1 "$TMP/out")"
+head -1 "$TMP/out" | grep -q '^time_pct,total_ns,calls,mean_ns,min_ns,p50_ns,p99_ns,max_ns,grid,block,configs,registers,static_smem,dynamic_smem,occupancy_pct,limiter,active_blocks,waves,mean_queue_ns,mean_launch_ns,backend,name,short_name,name_id$' && ok || bad "csv header: $(head -1 "$TMP/out")"
 [ "$(wc -l <"$TMP/out")" = 4 ] && ok || bad "demo csv has $(wc -l <"$TMP/out") lines"
 # total and share from the session itself; the launch shape and occupancy are fixed by the demo
 mm_total=$(sqlite3 "$DEMO" "SELECT sum(duration_ns) FROM kernels WHERE short_name = 'tiled_matmul'")
@@ -132,6 +132,38 @@ usage_error "unknown kernel name" "no kernel named 'nonesuch'" kernel "$TORCH" n
 usage_error "unknown kernel id" "no kernel with id 99999" kernel "$TORCH" 99999
 usage_error "ambiguous name" "matches 4 kernel names" kernel "$TORCH" vectorized_elementwise
 usage_error "--call past the end" "has 16 calls" kernel "$DEMO" tiled_matmul --call 17
+
+# ---- identity: backend, operation, --by op ----------------------------------------------------
+check "kernels --json torch" "$BIN" kernels "$TORCH" --json
+jq_true "backends of the torch session" '[.[].backend] | unique == ["PyTorch native", "cuBLAS", "cuBLASLt"]'
+jq_true "cuBLAS gemm" "[.[] | select(.short_name | startswith(\"sm80_xmma_gemm\")) | .backend] | unique == [\"cuBLAS\"]"
+check "kernels table demo" "$BIN" kernels "$DEMO"
+grep -q "Backend" "$TMP/out" && grep -q "user code" "$TMP/out" && ok || bad "demo table lacks the backend column"
+# a session made before identity: --by op says how to get it; an upgraded copy has it
+"$BIN" kernels "$DEMO" --by op >"$TMP/out" 2>"$TMP/err"
+[ $? = 1 ] && grep -q "import --upgrade" "$TMP/err" && ok || bad "--by op on an old session: $(cat "$TMP/err")"
+cp "$DEMO" "$TMP/demo.wlsession"
+check "import --upgrade" "$BIN" import --upgrade "$TMP/demo.wlsession"
+check "kernels --by op" "$BIN" kernels "$TMP/demo.wlsession" --by op
+narrow "kernels --by op"
+grep -q "^batch  " "$TMP/out" && grep -q "63 kernels in 20 operations" "$TMP/out" && ok || bad "--by op table: $(head -8 "$TMP/out")"
+check "kernels --by op --json" "$BIN" kernels "$TMP/demo.wlsession" --by op --json
+jq_true "--by op: batch has the 48 batch kernels and 16 calls" \
+    '.[] | select(.operation == "batch") | .kernels == 48 and .calls == 16 and .source == "nvtx" and .input_shapes == null'
+jq_true "--by op: kernels add up to the session's" '[.[].kernels] | add == 63'
+jq_true "--by op: GPU time of batch is its kernels'" \
+    ".[] | select(.operation == \"batch\") | .gpu_ns == $(sqlite3 "$TMP/demo.wlsession" "SELECT sum(end_ns - start_ns) FROM kernel k JOIN op o ON o.id = k.op_id WHERE o.name = 'batch'")"
+check "kernels --by op --csv" "$BIN" kernels "$TMP/demo.wlsession" --by op --csv --sort calls
+head -1 "$TMP/out" | grep -qx 'source,operation,input_shapes,calls,cpu_ns,kernels,gpu_ns' && ok || bad "--by op csv header"
+sed -n 2p "$TMP/out" | grep -q '^nvtx,batch,,16,' && ok || bad "--by op --sort calls: $(sed -n 2p "$TMP/out")"
+usage_error "--by op with --calls" "do not apply" kernels "$TMP/demo.wlsession" --by op --calls
+usage_error "--by op bad sort" "sorts by gpu, cpu" kernels "$TMP/demo.wlsession" --by op --sort grid
+usage_error "--by bogus" "--by takes op or name" kernels "$TMP/demo.wlsession" --by bogus
+check "kernel identity" "$BIN" kernel "$TMP/demo.wlsession" 3
+grep -q "^identity operation batch (NVTX range)" "$TMP/out" && grep -q "backend user code, tier -" "$TMP/out" && ok \
+    || bad "kernel identity lines: $(grep -A1 identity "$TMP/out")"
+check "kernel identity, old session" "$BIN" kernel "$DEMO" 3
+grep -q "import --upgrade" "$TMP/out" && ok || bad "old session: no hint to upgrade"
 
 # ---- concurrency ------------------------------------------------------------------------------
 check "concurrency demo" "$BIN" concurrency "$DEMO"

@@ -5,17 +5,7 @@ kernels, NVTX ranges and copies must all be there, and nothing may be lost."""
 import sqlite3
 import sys
 
-passed = failed = 0
-
-
-def check(cond, what, got=None):
-    global passed, failed
-    if cond:
-        passed += 1
-        print(f"PASS {what}")
-    else:
-        failed += 1
-        print(f"FAIL {what} (got {got})")
+from pycheck import check, summary
 
 
 def main(path: str) -> int:
@@ -49,8 +39,7 @@ def main(path: str) -> int:
     check(lost == 0, "nothing lost", lost)
     complete = q("SELECT value FROM meta WHERE key = 'complete'")
     check(complete == "1", "session complete", complete)
-    print(f"torch: {passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary("torch")
 
 
 if __name__ == "__main__":

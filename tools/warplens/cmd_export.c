@@ -1,6 +1,7 @@
-/* `warplens export <session> --format perfetto|json -o FILE`: the session's timeline as a native
- * Perfetto trace or Chrome Trace Event JSON (layout: docs/formats.md). The file is written under a
- * temporary name and renamed into place when complete. */
+/* `warplens export <session> --format perfetto|json|jfr -o FILE`: the session's timeline as a native
+ * Perfetto trace, Chrome Trace Event JSON or a Java Flight Recorder recording (layout:
+ * docs/formats.md). The file is written under a temporary name and renamed into place when
+ * complete. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +14,10 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: warplens export <session> [--format perfetto|json] -o FILE\n"
-                 "  --format F    perfetto (protobuf, open in ui.perfetto.dev) or json (Chrome trace events,\n"
-                 "                chrome://tracing); default: json when FILE ends in .json, else perfetto\n"
+    fprintf(out, "usage: warplens export <session> [--format perfetto|json|jfr] -o FILE\n"
+                 "  --format F    perfetto (protobuf, open in ui.perfetto.dev), json (Chrome trace events,\n"
+                 "                chrome://tracing) or jfr (Java Flight Recorder: JDK Mission Control, `jfr`);\n"
+                 "                default: json when FILE ends in .json, jfr for .jfr, else perfetto\n"
                  "  -o FILE       output file, written atomically\n"
                  "  --max-lanes N overlap lanes per thread or stream before slices are dropped (default 32)\n"
                  "  --quiet       no summary line\n");
@@ -88,11 +90,18 @@ int cmd_export(int argc, char **argv)
     }
     if (!format) {
         size_t n = strlen(out);
-        format = n > 5 && !strcmp(out + n - 5, ".json") ? "json" : "perfetto";
+        format = n > 5 && !strcmp(out + n - 5, ".json") ? "json" : n > 4 && !strcmp(out + n - 4, ".jfr") ? "jfr"
+                                                                                                          : "perfetto";
     }
-    int json = !strcmp(format, "json") || !strcmp(format, "chrome");
-    if (!json && strcmp(format, "perfetto") && strcmp(format, "protobuf")) {
-        fprintf(stderr, "warplens export: unknown format '%s' (perfetto or json)\n", format);
+    enum { PERFETTO, JSON, JFR } kind;
+    if (!strcmp(format, "json") || !strcmp(format, "chrome"))
+        kind = JSON;
+    else if (!strcmp(format, "jfr"))
+        kind = JFR;
+    else if (!strcmp(format, "perfetto") || !strcmp(format, "protobuf"))
+        kind = PERFETTO;
+    else {
+        fprintf(stderr, "warplens export: unknown format '%s' (perfetto, json or jfr)\n", format);
         return 2;
     }
     char err[512];
@@ -116,8 +125,9 @@ int cmd_export(int argc, char **argv)
     }
     double t0 = now_s();
     wl_export_stats st;
-    int rc = json ? wl_export_chrome_json(s, f.fp, &opt, &st, err, sizeof err)
-                  : wl_export_perfetto(s, f.fp, &opt, &st, err, sizeof err);
+    int rc = kind == JSON ? wl_export_chrome_json(s, f.fp, &opt, &st, err, sizeof err)
+             : kind == JFR ? wl_export_jfr(s, f.fp, &opt, &st, err, sizeof err)
+                           : wl_export_perfetto(s, f.fp, &opt, &st, err, sizeof err);
     if (ps.shown)
         fputc('\n', stderr);
     wl_session_close(s);
@@ -130,10 +140,20 @@ int cmd_export(int argc, char **argv)
         fprintf(stderr, "warplens export: cannot finish %s: %m\n", out);
         return 1;
     }
-    if (!quiet) {
+    if (!quiet && kind == JFR) {
+        const uint64_t *n = st.jfr;
+        printf("wrote %s (JFR): %llu events: %llu kernels, %llu copies, %llu sets, %llu occupancy snapshots, %llu API"
+               " calls, %llu NVTX ranges, %llu scopes, %llu timers; %llu chunk%s, %.1f MiB in %.2f s\n",
+               out, (unsigned long long)st.events, (unsigned long long)n[WL_JFR_KERNEL],
+               (unsigned long long)n[WL_JFR_MEMCPY], (unsigned long long)n[WL_JFR_MEMSET],
+               (unsigned long long)n[WL_JFR_OCCUPANCY], (unsigned long long)n[WL_JFR_API],
+               (unsigned long long)n[WL_JFR_NVTX], (unsigned long long)n[WL_JFR_SCOPE],
+               (unsigned long long)n[WL_JFR_TIMER], (unsigned long long)st.chunks, st.chunks == 1 ? "" : "s",
+               (double)st.bytes / (1024.0 * 1024.0), now_s() - t0);
+    } else if (!quiet) {
         double dt = now_s() - t0;
         printf("wrote %s (%s): %llu slices, %llu flows, %llu counter values, %llu tracks, %.1f MiB in %.2f s\n", out,
-               json ? "Chrome JSON" : "Perfetto", (unsigned long long)st.tl.slices,
+               kind == JSON ? "Chrome JSON" : "Perfetto", (unsigned long long)st.tl.slices,
                (unsigned long long)st.tl.flows, (unsigned long long)st.tl.counter_events,
                (unsigned long long)st.tl.tracks, (double)st.bytes / (1024.0 * 1024.0), dt);
         if (st.tl.slices_dropped)

@@ -10,6 +10,7 @@
 
 #include "analysis/device_tables.h"
 #include "analysis/kernel_occupancy.h"
+#include "analysis/kernel_backend.h"
 #include "format.h"
 #include "kernel_format.h"
 #include "metrics_print.h"
@@ -17,6 +18,7 @@
 #include "analysis/throughput.h"
 #include "samples_print.h"
 #include "stalls_print.h"
+#include "store/session_identity.h"
 #include "verbs.h"
 
 #define BAR 30
@@ -34,12 +36,13 @@ static void usage(FILE *out)
 /* Reads kernel `id` into *row (strings copied into names[]). 0 when found. */
 typedef struct picked {
     wl_kernel_row row;
-    char *name, *short_name, *api, *thread, *scope, *launch_type;
+    char *name, *short_name, *mangled, *api, *thread, *scope, *launch_type, *op, *shape, *op_source, *tier;
 } picked;
 
 static void pick_free(picked *p)
 {
-    free(p->name), free(p->short_name), free(p->api), free(p->thread), free(p->scope), free(p->launch_type);
+    free(p->name), free(p->short_name), free(p->mangled), free(p->api), free(p->thread), free(p->scope);
+    free(p->launch_type), free(p->op), free(p->shape), free(p->op_source), free(p->tier);
 }
 
 static int read_kernel(wl_session *s, int64_t id, picked *out)
@@ -57,12 +60,36 @@ static int read_kernel(wl_session *s, int64_t id, picked *out)
         out->thread = strdup(out->row.thread_name);
         out->scope = strdup(out->row.scope_name);
         out->launch_type = strdup(out->row.launch_type);
+        out->mangled = strdup(out->row.mangled);
+        out->op = strdup(out->row.operation);
+        out->shape = strdup(out->row.shape);
+        out->op_source = strdup(out->row.op_source);
+        out->tier = strdup(out->row.tier);
         out->row.name = out->name, out->row.short_name = out->short_name, out->row.api_name = out->api;
         out->row.thread_name = out->thread, out->row.scope_name = out->scope, out->row.launch_type = out->launch_type;
-        out->row.mangled = "";
+        out->row.mangled = out->mangled, out->row.operation = out->op, out->row.shape = out->shape;
+        out->row.op_source = out->op_source, out->row.tier = out->tier;
     }
     wl_kernel_cursor_close(c);
     return rc;
+}
+
+/* Operation, shapes, backend, tier and application thread (store/session_identity.h). */
+static void print_identity(wl_session *s, const wl_kernel_row *k)
+{
+    const char *src = !strcmp(k->op_source, "torch") ? "PyTorch operator"
+                      : !strcmp(k->op_source, "nvtx") ? "NVTX range" : !strcmp(k->op_source, "scope") ? "scope" : "";
+    if (k->operation[0])
+        printf("identity operation %s (%s)%s%s\n", k->operation, src, k->shape[0] ? ", input shapes " : "", k->shape);
+    else
+        printf("identity operation -%s\n", wl_session_has_identity(s) ? " (no operator, NVTX range or scope open at the"
+                                                                       " launch)"
+                                                                     : " (session made before identity: warplens"
+                                                                       " import --upgrade)");
+    printf("         backend %s, tier %s", wl_kernel_backend(k->short_name, k->name, k->mangled), k->tier[0] ? k->tier : "-");
+    if (k->app_thread)
+        printf(", application thread %lld", (long long)k->app_thread);
+    printf("\n");
 }
 
 static void first_config(const wl_kernel_config *c, void *arg)
@@ -201,6 +228,7 @@ static void print_panel(wl_session *s, const picked *p, const wl_kernel_summary 
         snprintf(th, sizeof th, "- (no API record)");
     printf("host     thread %s, stream %u, scope %s, API %s\n", th, k->stream_id,
            k->scope_name[0] ? k->scope_name : "-", k->api_name[0] ? k->api_name : "- (not recorded)");
+    print_identity(s, k);
 
     printf("\nlaunch   grid %s x block %s = %" PRIu64 " threads, %" PRIu64 " warps (%" PRIu64 " blocks)\n",
            kf_dim3(k->grid, 0, g, sizeof g), kf_dim3(k->block, 0, bl, sizeof bl), k->threads, k->warps, k->blocks);

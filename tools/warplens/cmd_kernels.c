@@ -1,7 +1,8 @@
 /* `warplens kernels <session>`: one row per kernel name (GPU time with percentiles, launch
- * configuration, resources, theoretical occupancy and limiter, waves, queue and launch cost),
- * sortable by any column; `--calls` gives one row per launch with its occupancy instead, and
- * `--stalls` the names' warp stall reasons. The table fits 100 columns; --csv and --json carry
+ * configuration, resources, theoretical occupancy and limiter, waves, queue and launch cost, the
+ * library it comes from), sortable by any column; `--calls` gives one row per launch with its
+ * occupancy instead, `--stalls` the names' warp stall reasons and `--by op` one row per framework
+ * operation and input shapes (cmd_kernels_ops.c). The table fits 100 columns; --csv and --json carry
  * every column and full names (JSON with the metrics and stall reasons the session has). */
 #include <inttypes.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/kernel_backend.h"
 #include "analysis/kernel_table.h"
 #include "format.h"
 #include "kernel_format.h"
@@ -22,7 +24,7 @@
 enum col_id {
     C_TIME_PCT, C_TOTAL, C_CALLS, C_MEAN, C_MIN, C_P50, C_P99, C_MAX, C_GRID, C_BLOCK, C_CONFIGS,
     C_REGS, C_STATIC_SMEM, C_DYN_SMEM, C_OCC, C_LIMITER, C_ACTIVE_BLOCKS, C_WAVES, C_QUEUE, C_LAUNCH,
-    C_NAME, N_COLS
+    C_BACKEND, C_NAME, N_COLS
 };
 
 typedef enum { F_PCT, F_NS, F_INT, F_BYTES, F_FLOAT, F_STR } col_format;
@@ -55,16 +57,17 @@ static const column COLS[N_COLS] = {
     {"waves", "Waves", 6, F_FLOAT, "waves per SM of the grid"},
     {"mean_queue_ns", "Queue", 9, F_NS, "mean queued -> submitted delay"},
     {"mean_launch_ns", "Launch", 9, F_NS, "mean duration of the launch API call"},
+    {"backend", "Backend", 14, F_STR, "library the kernel comes from (cuBLAS, cuDNN, Triton, ...), by its name"},
     {"name", "Name", 0, F_STR, "kernel name (shortened in the table)"},
 };
 
 static const enum col_id DEFAULT_COLS[] = {C_TIME_PCT, C_TOTAL, C_CALLS, C_P50, C_P99, C_OCC, C_LIMITER,
-                                           C_WAVES, C_NAME};
+                                           C_WAVES, C_BACKEND, C_NAME};
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: warplens kernels <session> [--sort COLUMN] [--reverse] [--top N] [--csv|--json]\n"
-                 "                        [--columns LIST] [--calls | --stalls]\n"
+                 "                        [--columns LIST] [--calls | --stalls | --by op]\n"
                  "  --sort COLUMN   order by a column (numbers: largest first; text: A to Z)\n"
                  "  --reverse       the opposite order\n"
                  "  --top N         the first N rows only\n"
@@ -74,6 +77,10 @@ static void usage(FILE *out)
                  "  --stalls        the warp stall reasons of each name (sessions of `warplens run --stalls`):\n"
                  "                  samples summed over the name's launches, top reasons in %% of samples;\n"
                  "                  --csv: one row per (name, reason). --json always includes them.\n"
+                 "  --by op         one row per framework operation and input shapes, as torch.profiler's\n"
+                 "                  key_averages(group_by_input_shape=True): calls, CPU time of its ranges, its\n"
+                 "                  kernels and their GPU time (PyTorch operators with `warplens run --torch-ops`,\n"
+                 "                  else NVTX ranges and warplens scopes); --sort calls|cpu|gpu|kernels|name\n"
                  "columns:\n");
     for (int i = 0; i < N_COLS; i++)
         fprintf(out, "  %-15s %s\n", COLS[i].id, COLS[i].help);
@@ -127,6 +134,7 @@ static const char *str(const wl_kernel_table_row *r, int c, int brief, char *buf
     case C_GRID: return r->has_config ? kf_dim3(r->top.grid, brief, buf, n) : "-";
     case C_BLOCK: return r->has_config ? kf_dim3(r->top.block, brief, buf, n) : "-";
     case C_LIMITER: return has_occ(r) ? wl_occ_limiters_text(r->occ.occ.limiters, brief, buf, n) : "-";
+    case C_BACKEND: return wl_kernel_backend(r->short_name, r->name, r->mangled);
     case C_NAME: return r->name;
     }
     return "";
@@ -140,7 +148,7 @@ static int cmp_rows(const void *pa, const void *pb)
 {
     const wl_kernel_table_row *a = pa, *b = pb;
     int c = g_sort_col, res;
-    if (c == C_NAME || c == C_LIMITER) {
+    if (COLS[c].format == F_STR && c != C_GRID && c != C_BLOCK) {
         char x[256], y[256];
         res = strcmp(str(a, c, 0, x, sizeof x), str(b, c, 0, y, sizeof y));
     } else {
@@ -194,6 +202,8 @@ static void print_json(const wl_kernel_table_row *rows, int n, const wl_metric_s
                     kf_json_str(stdout, wl_occ_limiters_text(r->occ.occ.limiters, 0, b, sizeof b));
                 else
                     printf("null");
+            } else if (c == C_BACKEND) {
+                kf_json_str(stdout, str(r, c, 0, b, sizeof b));
             } else {
                 json_num(stdout, num(r, c), COLS[c].format == F_PCT ? "%.2f" : COLS[c].format == F_FLOAT ? "%.4f" : "%.0f");
             }
@@ -323,11 +333,12 @@ static int parse_columns(const char *list, int *cols)
     return n;
 }
 
-int kernels_calls(wl_session *s, int csv, int json, long long top); /* cmd_kernels_calls.c */
+int kernels_calls(wl_session *s, int csv, int json, long long top);                      /* cmd_kernels_calls.c */
+int kernels_by_op(wl_session *s, const char *sort, int reverse, int csv, int json, long long top); /* cmd_kernels_ops.c */
 
 int cmd_kernels(int argc, char **argv)
 {
-    const char *path = NULL, *columns = NULL;
+    const char *path = NULL, *columns = NULL, *by = NULL, *sort = NULL;
     int csv = 0, json = 0, calls = 0, sort_set = 0, stalls = 0;
     long long top = 0;
     for (int i = 1; i < argc; i++) {
@@ -345,16 +356,20 @@ int cmd_kernels(int argc, char **argv)
             stalls = 1;
         } else if (!strcmp(a, "--reverse")) {
             g_reverse = 1;
-        } else if ((!strcmp(a, "--sort") || !strcmp(a, "--top") || !strcmp(a, "--columns")) && i + 1 == argc) {
+        } else if ((!strcmp(a, "--sort") || !strcmp(a, "--top") || !strcmp(a, "--columns") || !strcmp(a, "--by")) &&
+                   i + 1 == argc) {
             fprintf(stderr, "warplens kernels: %s needs a value\n", a);
             return 2;
-        } else if (!strcmp(a, "--sort")) {
-            g_sort_col = col_by_name(argv[++i]);
-            sort_set = 1;
-            if (g_sort_col < 0) {
-                fprintf(stderr, "warplens kernels: unknown sort column '%s' (see --help for the list)\n", argv[i]);
+        } else if (!strcmp(a, "--by")) {
+            by = argv[++i];
+            if (strcmp(by, "op") && strcmp(by, "name")) {
+                fprintf(stderr, "warplens kernels: --by takes op or name, got '%s'\n", by);
                 return 2;
             }
+        } else if (!strcmp(a, "--sort")) { /* checked once --by is known */
+            sort = argv[++i];
+            g_sort_col = col_by_name(sort);
+            sort_set = 1;
         } else if (!strcmp(a, "--top")) {
             if (kf_parse_count(argv[++i], &top) != 0) {
                 fprintf(stderr, "warplens kernels: --top needs a positive number, got '%s'\n", argv[i]);
@@ -392,6 +407,15 @@ int cmd_kernels(int argc, char **argv)
         fprintf(stderr, "warplens kernels: --calls lists launches in order; --sort and --columns do not apply\n");
         return 2;
     }
+    int by_op = by && !strcmp(by, "op");
+    if (by_op && (calls || stalls || columns)) {
+        fprintf(stderr, "warplens kernels: --by op has its own columns; --calls, --stalls and --columns do not apply\n");
+        return 2;
+    }
+    if (!by_op && sort_set && g_sort_col < 0) {
+        fprintf(stderr, "warplens kernels: unknown sort column '%s' (see --help for the list)\n", sort);
+        return 2;
+    }
     int cols[N_COLS], ncols = (int)(sizeof DEFAULT_COLS / sizeof DEFAULT_COLS[0]) - 1;
     for (int i = 0; i < ncols; i++)
         cols[i] = DEFAULT_COLS[i];
@@ -403,8 +427,8 @@ int cmd_kernels(int argc, char **argv)
         fprintf(stderr, "warplens: %s\n", err);
         return 1;
     }
-    if (calls) {
-        int rc = kernels_calls(s, csv, json, top);
+    if (calls || by_op) {
+        int rc = by_op ? kernels_by_op(s, sort, g_reverse, csv, json, top) : kernels_calls(s, csv, json, top);
         wl_session_close(s);
         return rc;
     }

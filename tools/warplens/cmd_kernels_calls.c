@@ -1,8 +1,10 @@
 /* `warplens kernels <session> --calls`: one row per launch, in launch order, with the launch's
- * theoretical occupancy, waves and fill share (streams the session: constant memory). */
+ * theoretical occupancy, waves and fill share (streams the session: constant memory); --json adds
+ * its identity (backend, operation, shape, tier, application thread). */
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "analysis/kernel_backend.h"
 #include "analysis/kernel_occupancy.h"
 #include "format.h"
 #include "kernel_format.h"
@@ -41,8 +43,18 @@ static void print_one(const wl_kernel_row *r, const wl_kernel_occ *o, int csv, i
                    o->sm_share * 100);
         else
             printf(",\"waves\":null");
-        printf(",\"queue_delay_ns\":%lld,\"submit_delay_ns\":%lld,\"launch_ns\":%lld,\"name\":",
+        printf(",\"queue_delay_ns\":%lld,\"submit_delay_ns\":%lld,\"launch_ns\":%lld,\"backend\":",
                (long long)r->queue_delay_ns, (long long)r->submit_delay_ns, (long long)r->api_duration_ns);
+        kf_json_str(stdout, wl_kernel_backend(r->short_name, r->name, r->mangled));
+        const char *ident[][2] = {{"operation", r->operation}, {"shape", r->shape}, {"tier", r->tier}};
+        for (int i = 0; i < 3; i++) { /* identity, null when none */
+            printf(",\"%s\":", ident[i][0]);
+            if (ident[i][1][0])
+                kf_json_str(stdout, ident[i][1]);
+            else
+                printf("null");
+        }
+        printf(",\"app_thread_id\":%lld,\"name\":", (long long)r->app_thread);
         kf_json_str(stdout, r->name);
         printf("}");
         return;

@@ -3,7 +3,6 @@
  * wrote, prints a short summary and exits with the program's own status. The program is started
  * with execvp: arguments are never seen by a shell. */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -19,6 +18,7 @@
 #include "capfile/capfile.h"
 #include "capfile/metric_spec.h"
 #include "capfile/pm_metric_spec.h"
+#include "run_env.h"
 #include "run_summary.h"
 #include "session_build.h"
 #include "verbs.h"
@@ -34,7 +34,7 @@ typedef struct run_options {
     const char *pm_interval;
     const char *pc_period;     /* --pc-period: log2 of the PC-sampling period in cycles */
     const char *capture_range; /* --capture-range: "profiler-api" */
-    int quiet, keep_capture, check_occupancy, stalls;
+    int quiet, keep_capture, check_occupancy, stalls, torch_ops;
     char **argv; /* the program and its arguments */
 } run_options;
 
@@ -56,6 +56,9 @@ static void usage(FILE *out)
             "  --keep-capture         keep the raw capture files (<output>.capture/)\n"
             "  --check-occupancy      ask the driver for each distinct launch's occupancy, to compare\n"
             "                         with warplens' calculator (`warplens occupancy-check`)\n"
+            "  --torch-ops            PyTorch programs: turn on torch.autograd.profiler.emit_nvtx(record_shapes=True)\n"
+            "                         when the program imports torch (no change to the script), so each kernel\n"
+            "                         gets its operator and input shapes (`warplens kernels --by op`)\n"
             "  --metrics LIST         hardware metrics per kernel (CUPTI range profiler): presets default,\n"
             "                         memory, compute, occupancy and/or CUPTI metric names, comma-separated.\n"
             "                         Kernels are serialised and replayed once per pass: timings change\n"
@@ -171,6 +174,8 @@ static int parse(int argc, char **argv, run_options *o)
             o->keep_capture = 1;
         } else if (!strcmp(a, "--check-occupancy")) {
             o->check_occupancy = 1;
+        } else if (!strcmp(a, "--torch-ops")) {
+            o->torch_ops = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             o->quiet = 1;
         } else if (a[0] == '-') {
@@ -242,6 +247,11 @@ static int parse(int argc, char **argv, run_options *o)
         fprintf(stderr, "warplens run: --record: unknown item '%s' (use kernels,memcpy,api,nvtx,sync or all)\n", bad);
         return -1;
     }
+    if (o->torch_ops && (mask & (WL_RECORD_NVTX | WL_RECORD_API)) != (WL_RECORD_NVTX | WL_RECORD_API)) {
+        fprintf(stderr, "warplens run: --torch-ops needs nvtx and api in --record (operator ranges and the launch"
+                        " calls inside them)\n");
+        return -1;
+    }
     if (o->buffer_size) {
         char *end;
         unsigned long long v = strtoull(o->buffer_size, &end, 10);
@@ -272,43 +282,6 @@ static int parse(int argc, char **argv, run_options *o)
         }
     }
     return 0;
-}
-
-/* The recorder lives next to the CLI: <prefix>/bin/warplens and <prefix>/lib/libwarplens_recorder.so. */
-static int find_recorder(char *out, size_t n)
-{
-    const char *env = getenv("WARPLENS_RECORDER_LIB");
-    if (env && *env) {
-        if (!realpath(env, out))
-            return -1;
-        return 0;
-    }
-    char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0)
-        return -1;
-    exe[len] = 0;
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = 0;
-    char candidate[PATH_MAX + 64];
-    snprintf(candidate, sizeof candidate, "%s/../lib/libwarplens_recorder.so", exe);
-    if (!realpath(candidate, out))
-        return -1;
-    (void)n;
-    return 0;
-}
-
-static int have_driver(char *why, size_t n)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-    if (!h) {
-        snprintf(why, n, "no NVIDIA driver on this machine (libcuda.so.1 not found)");
-        return 0;
-    }
-    dlclose(h);
-    return 1;
 }
 
 static volatile sig_atomic_t g_child;
@@ -417,7 +390,8 @@ static int list_files(const char *dir, const char *suffix, const char *suffix2, 
         n++;
     }
     closedir(d);
-    qsort(v, (size_t)n, sizeof *v, cmp_str);
+    if (n > 1) /* none: v is NULL, which qsort may not be given */
+        qsort(v, (size_t)n, sizeof *v, cmp_str);
     *out = v;
     return n;
 }
@@ -485,14 +459,15 @@ int cmd_run(int argc, char **argv)
         default_output(o.argv[0], output, sizeof output);
 
     char why[256];
-    if (!have_driver(why, sizeof why)) {
+    run_export_java_binding();
+    if (!run_have_driver(why, sizeof why)) {
         fprintf(stderr, "warplens: %s: %s runs without GPU recording\n", why, o.argv[0]);
         setenv("WARPLENS_NO_GPU", "1", 1);
         int st = run_program(o.argv);
         return st < 0 ? 127 : exit_code(st);
     }
     char recorder[PATH_MAX];
-    if (find_recorder(recorder, sizeof recorder) != 0) {
+    if (run_find_recorder(recorder) != 0) {
         fprintf(stderr, "warplens: cannot find libwarplens_recorder.so next to the warplens binary"
                         " (set WARPLENS_RECORDER_LIB)\n");
         return 2;
@@ -512,7 +487,7 @@ int cmd_run(int argc, char **argv)
     static const char *const owned[] = {"WARPLENS_BUFFER_SIZE", "WARPLENS_MAX_BUFFERS", "WARPLENS_NVML_INTERVAL_MS",
                                         "WARPLENS_QUIET", "WARPLENS_CHECK_OCCUPANCY", "WARPLENS_CAPTURE_RANGE",
                                         "WARPLENS_METRICS", "WARPLENS_PM_SAMPLING", "WARPLENS_PM_INTERVAL_US",
-                                        "WARPLENS_PC_SAMPLING", "WARPLENS_PC_PERIOD"};
+                                        "WARPLENS_PC_SAMPLING", "WARPLENS_PC_PERIOD", "WARPLENS_TORCH_OPS"};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         unsetenv(owned[i]);
     setenv("CUDA_INJECTION64_PATH", recorder, 1);
@@ -529,6 +504,10 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_QUIET", "1", 1);
     if (o.check_occupancy)
         setenv("WARPLENS_CHECK_OCCUPANCY", "1", 1);
+    if (o.torch_ops && run_export_torch_ops() != 0) {
+        rmdir(capdir);
+        return 2;
+    }
     if (o.capture_range)
         setenv("WARPLENS_CAPTURE_RANGE", o.capture_range, 1);
     if (o.metrics)
@@ -593,6 +572,7 @@ int cmd_run(int argc, char **argv)
                               {NULL, NULL},
                               {NULL, NULL},
                               {NULL, NULL},
+                              {NULL, NULL},
                               {NULL, NULL}};
     int nmeta = 5; /* the list ends at the first NULL key */
     if (o.metrics)
@@ -601,6 +581,8 @@ int cmd_run(int argc, char **argv)
         meta[nmeta++] = (session_meta_kv){"stalls", getenv("WARPLENS_PC_PERIOD")};
     if (o.pm_sampling)
         meta[nmeta++] = (session_meta_kv){"pm_sampling", o.pm_sampling};
+    if (o.torch_ops)
+        meta[nmeta++] = (session_meta_kv){"torch_ops", "1"};
     if (WIFSIGNALED(status))
         meta[nmeta++] = (session_meta_kv){"complete", "0"};
     session_build_result res;
