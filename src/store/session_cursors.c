@@ -249,8 +249,10 @@ sqlite3 *wl_cur_db(wl_session *s, int *own)
     const char *path = sqlite3_db_filename(s->db, "main");
     sqlite3 *db = NULL;
     *own = 0;
+    /* the same guard as the session's connection: the cursors see the same sound rows */
     if (path && path[0] &&
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(db, 2000) == SQLITE_OK && wl_guard_install(s->guard, db) == 0)
         *own = 1;
     else {
         sqlite3_close(db);
