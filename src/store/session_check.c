@@ -30,8 +30,16 @@ static int file_check(wl_session *s, wl_check_fn fn, void *arg)
     }
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
         const unsigned char *t = sqlite3_column_text(st, 0);
-        if (t && strcmp((const char *)t, "ok"))
-            problems += say(fn, arg, "file", (const char *)t);
+        if (!t || !strcmp((const char *)t, "ok"))
+            continue;
+        /* a row may hold several lines, the first naming the database */
+        for (const char *p = (const char *)t; *p;) {
+            size_t len = strcspn(p, "\n");
+            snprintf(line, sizeof line, "%.*s", (int)len, p);
+            if (line[0] && strncmp(line, "*** in database ", 16))
+                problems += say(fn, arg, "file", line);
+            p += len + (p[len] == '\n');
+        }
     }
     if (rc != SQLITE_DONE) {
         snprintf(line, sizeof line, "the integrity check stopped: %s", sqlite3_errmsg(s->db));
@@ -105,8 +113,8 @@ static int link_checks(wl_session *s, wl_check_fn fn, void *arg)
     int problems = 0;
     char line[256];
     for (size_t i = 0; i < sizeof LINKS / sizeof LINKS[0]; i++) {
-        if (!wl_sql_has_table(s->db, LINKS[i].table) || !wl_sql_has_table(s->db, LINKS[i].needs))
-            continue;
+        if (!wl_guard_has(s->guard, LINKS[i].table) || !wl_guard_has(s->guard, LINKS[i].needs))
+            continue; /* absent, or unreadable (listed with the structure) */
         sqlite3_stmt *st;
         if (sqlite3_prepare_v2(s->db, LINKS[i].sql, -1, &st, NULL) != SQLITE_OK) {
             snprintf(line, sizeof line, "%s: cannot check: %s", LINKS[i].table, sqlite3_errmsg(s->db));

@@ -505,6 +505,12 @@ void wl_guard_free(wl_guard *g)
     free(g);
 }
 
+int wl_guard_has(const wl_guard *g, const char *table)
+{
+    const wl_table_rule *t = wl_contract_table(table);
+    return t && g->present[t - WL_CONTRACT];
+}
+
 int wl_guard_problem(const wl_guard *g, int i, char *out, size_t n)
 {
     if (i < 0 || i >= g->nproblems)

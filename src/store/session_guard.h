@@ -23,6 +23,8 @@ typedef struct wl_guard wl_guard;
  * malformed page, ...), unless tolerate: then such a table is a problem and left out. */
 wl_guard *wl_guard_build(sqlite3 *db, int tolerate, char *err, size_t err_size, int *code);
 void wl_guard_free(wl_guard *g);
+/* 1 when the table is in the file and could be read whole. */
+int wl_guard_has(const wl_guard *g, const char *table);
 /* The structural problems found (missing tables, columns, indexes): i-th one into out, 0; -1
  * past the last. */
 int wl_guard_problem(const wl_guard *g, int i, char *out, size_t n);

@@ -44,7 +44,8 @@ static void sqlite_log(void *arg, int code, const char *msg)
         return;
     int expected = 0;
     if (atomic_compare_exchange_strong(&g_failed, &expected, 2)) {
-        snprintf(g_failure, sizeof g_failure, "%s (%s)", sqlite3_errstr(code), msg ? msg : "");
+        (void)msg; /* ("database corruption at line N of [source id]": SQLite's, not the user's, business) */
+        snprintf(g_failure, sizeof g_failure, "%s", sqlite3_errstr(code));
         atomic_store(&g_failed, 1);
     }
 }

@@ -31,8 +31,9 @@ int cli_session_close(wl_session *s, int rc)
     char what[512];
     const char *path = wl_session_path(s);
     if (wl_session_read_failure(s, what, sizeof what)) {
-        fprintf(stderr, "warplens: %s is damaged (%s): what was read of it is incomplete; `warplens info --check %s`"
-                        " lists what is wrong\n", path, what, path);
+        fprintf(stderr, "warplens: %s is damaged (%s, found while reading it): the output is incomplete;"
+                        " `warplens info --check %s` lists what is wrong, `sqlite3 %s .recover | sqlite3"
+                        " recovered.wlsession` keeps what is readable\n", path, what, path, path);
         rc = 1;
     } else if (rc == 0 && wl_session_damage_note(s, what, sizeof what)) {
         /* (a verb that failed has said why in its one line) */
