@@ -253,24 +253,48 @@ typedef struct census_unit {
     char why[160];
 } census_unit;
 
+/* The statement that checks table i's rows: columns 0 rowid (NULL without one), 1 the fault
+ * (NULL: sound), 2-3 key (SQL for the two parts of the row's key, when other tables reference
+ * it), 4-6 the leading columns, which name a row without a rowid. ranged: rowid in [?1, ?2];
+ * faults: only the unsound rows, at most that many. */
+static sqlite3_stmt *check_rows(const wl_guard *g, sqlite3 *db, int i, const char *key, int ranged, int faults)
+{
+    const wl_table_rule *t = &WL_CONTRACT[i];
+    char *call = fault_call(g, i);
+    char *sql = call ? sqlite3_mprintf("SELECT * FROM (SELECT %s, %s AS fault, %s, \"%w\", \"%w\", \"%w\" FROM"
+                                       " main.\"%w\" WHERE %s) WHERE %s LIMIT %d",
+                                       t->rowid ? "rowid" : "NULL", call, key, keycol(t, 0), keycol(t, 1),
+                                       keycol(t, 2), t->name, ranged ? "rowid BETWEEN ?1 AND ?2" : "1",
+                                       faults ? "fault IS NOT NULL" : "1", faults ? faults : -1)
+                     : NULL;
+    free(call);
+    sqlite3_stmt *st = NULL;
+    if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        st = NULL;
+    sqlite3_free(sql);
+    return st;
+}
+
+/* "row 12: <fault>", or for a row without a rowid "row with pid 1, device_id 0, ...: <fault>" */
+static void describe(const wl_table_rule *t, sqlite3_stmt *st, char *out, size_t n)
+{
+    const char *why = (const char *)sqlite3_column_text(st, 1);
+    if (t->rowid)
+        snprintf(out, n, "row %lld: %s", (long long)sqlite3_column_int64(st, 0), why ? why : "");
+    else
+        snprintf(out, n, "row with %s %lld, %s %lld, %s %lld: %s", keycol(t, 0), (long long)sqlite3_column_int64(st, 4),
+                 keycol(t, 1), (long long)sqlite3_column_int64(st, 5), keycol(t, 2),
+                 (long long)sqlite3_column_int64(st, 6), why ? why : "");
+}
+
 /* One pass over a unit: its unsound rows counted, the first described; when other tables
  * reference the table, the keys of its sound rows go to refs. */
 static int census_pass(wl_guard *g, sqlite3 *db, census_unit *u, ref_set *refs, const char *key)
 {
     const wl_table_rule *t = &WL_CONTRACT[u->table];
-    char *call = fault_call(g, u->table);
-    char *sql = call ? sqlite3_mprintf("SELECT %s, %s, %s, \"%w\", \"%w\", \"%w\" FROM main.\"%w\" WHERE %s",
-                                       t->rowid ? "rowid" : "NULL", call, key, keycol(t, 0), keycol(t, 1),
-                                       keycol(t, 2), t->name,
-                                       u->ranged ? "rowid BETWEEN ?1 AND ?2" : "1")
-                     : NULL;
-    free(call);
-    sqlite3_stmt *st;
-    if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_free(sql);
+    sqlite3_stmt *st = check_rows(g, db, u->table, key, u->ranged, 0);
+    if (!st)
         return -1;
-    }
-    sqlite3_free(sql);
     sqlite3_bind_int64(st, 1, u->lo);
     sqlite3_bind_int64(st, 2, u->hi);
     size_t cap = 0;
@@ -285,14 +309,9 @@ static int census_pass(wl_guard *g, sqlite3 *db, census_unit *u, ref_set *refs, 
         }
         if (u->skipped++)
             continue;
-        const char *why = (const char *)sqlite3_column_text(st, 1);
-        if (t->rowid)
-            snprintf(u->first, sizeof u->first, "%s row %lld: %s", t->name, (long long)sqlite3_column_int64(st, 0),
-                     why ? why : "");
-        else /* WITHOUT ROWID: named by its leading key columns */
-            snprintf(u->first, sizeof u->first, "%s row with %s %lld, %s %lld, %s %lld: %s", t->name, keycol(t, 0),
-                     (long long)sqlite3_column_int64(st, 4), keycol(t, 1), (long long)sqlite3_column_int64(st, 5),
-                     keycol(t, 2), (long long)sqlite3_column_int64(st, 6), why ? why : "");
+        char row[400];
+        describe(t, st, row, sizeof row);
+        snprintf(u->first, sizeof u->first, "%s %s", t->name, row);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE)
@@ -577,32 +596,13 @@ int wl_guard_census(const wl_guard *g, sqlite3 *db, int examples, wl_damage_coun
         d->rows = g->skipped[i];
         if (examples <= 0)
             continue;
-        char *call = fault_call(g, i);
-        char *sql = call ? sqlite3_mprintf("SELECT %s, %s, \"%w\", \"%w\", \"%w\" FROM main.\"%w\" WHERE %s IS NOT NULL"
-                                           " LIMIT %d",
-                                           t->rowid ? "rowid" : "NULL", call, keycol(t, 0), keycol(t, 1),
-                                           keycol(t, 2), t->name, call, examples)
-                         : NULL;
-        free(call);
-        sqlite3_stmt *st;
-        if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-            sqlite3_free(sql);
+        sqlite3_stmt *st = check_rows(g, db, i, "0, 0", 0, examples);
+        if (!st)
             return -1;
-        }
-        sqlite3_free(sql);
         int rc;
         while ((rc = sqlite3_step(st)) == SQLITE_ROW &&
-               (size_t)d->nexamples < sizeof d->example / sizeof d->example[0]) {
-            const char *why = (const char *)sqlite3_column_text(st, 1);
-            if (t->rowid)
-                snprintf(d->example[d->nexamples++], sizeof d->example[0], "row %lld: %s",
-                         (long long)sqlite3_column_int64(st, 0), why ? why : "");
-            else
-                snprintf(d->example[d->nexamples++], sizeof d->example[0], "row with %s %lld, %s %lld, %s %lld: %s",
-                         keycol(t, 0), (long long)sqlite3_column_int64(st, 2), keycol(t, 1),
-                         (long long)sqlite3_column_int64(st, 3), keycol(t, 2),
-                         (long long)sqlite3_column_int64(st, 4), why ? why : "");
-        }
+               (size_t)d->nexamples < sizeof d->example / sizeof d->example[0])
+            describe(t, st, d->example[d->nexamples++], sizeof d->example[0]);
         sqlite3_finalize(st);
         if (rc != SQLITE_DONE && rc != SQLITE_ROW)
             return -1;

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,19 +16,9 @@
 
 #include "store/schema.h"
 #include "store/session_internal.h"
+#include "store/sql_util.h"
 
 #define BUSY_WAIT_MS 2000 /* a writer's commit takes milliseconds; a writer holding on is reported */
-
-static int set_err(char *err, size_t n, const char *fmt, ...)
-{
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* ---- failures SQLite reports mid-read --------------------------------------------------------- */
 
@@ -85,21 +74,21 @@ static int with_recover(char *err, size_t n, int len, const char *path)
 static int classify(const char *path, const struct stat *sb, char *err, size_t n)
 {
     if (sb->st_size == 0)
-        return set_err(err, n, "%s is empty (0 bytes), not a session: the run or copy that made it did not finish",
+        return wl_store_set_err(err, n, "%s is empty (0 bytes), not a session: the run or copy that made it did not finish",
                        path);
     unsigned char h[100];
     FILE *f = fopen(path, "rb");
     if (!f)
-        return set_err(err, n, "%s: cannot read: %s", path, strerror(errno));
+        return wl_store_set_err(err, n, "%s: cannot read: %s", path, strerror(errno));
     size_t got = fread(h, 1, sizeof h, f);
     fclose(f);
     if (got >= 5 && !memcmp(h, "WLCAP", 5))
-        return set_err(err, n, "%s is a capture file, not a session: make one with `warplens import -o OUT.wlsession %s`",
+        return wl_store_set_err(err, n, "%s is a capture file, not a session: make one with `warplens import -o OUT.wlsession %s`",
                        path, path);
     if (got < 16 || memcmp(h, "SQLite format 3", 16))
-        return set_err(err, n, "%s is not a warplens session (not an SQLite database)", path);
+        return wl_store_set_err(err, n, "%s is not a warplens session (not an SQLite database)", path);
     if (got < sizeof h)
-        return set_err(err, n, "%s is truncated (%zu bytes, less than an SQLite header): copy it again", path, got);
+        return wl_store_set_err(err, n, "%s is truncated (%zu bytes, less than an SQLite header): copy it again", path, got);
     /* page size (1 means 65536) and, when the header says it is valid, the page count */
     unsigned page = (unsigned)h[16] << 8 | h[17];
     if (page == 1)
@@ -126,13 +115,13 @@ static int sqlite_err(sqlite3 *db, const char *path, int rc, const char *msg, ch
         msg = sqlite3_errmsg(db);
     int primary = rc & 0xff;
     if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED)
-        return set_err(err, n, "%s is locked by a process writing to it (an import or sqlite3 still running?): read it"
+        return wl_store_set_err(err, n, "%s is locked by a process writing to it (an import or sqlite3 still running?): read it"
                                " when that is done, or read a copy", path);
     if (primary == SQLITE_NOTADB)
-        return set_err(err, n, "%s is not a warplens session (not an SQLite database: %s)", path, msg);
+        return wl_store_set_err(err, n, "%s is not a warplens session (not an SQLite database: %s)", path, msg);
     if (primary == SQLITE_CORRUPT)
         return with_recover(err, n, snprintf(err, n, "%s is damaged (%s): ", path, msg), path);
-    return set_err(err, n, "%s: cannot read: %s", path, msg);
+    return wl_store_set_err(err, n, "%s: cannot read: %s", path, msg);
 }
 
 /* The value of a meta key: 0 found, 1 absent, or an SQLite error code (< 0 never). */
@@ -183,18 +172,18 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
     atomic_store(&g_failed, 0);
     struct stat sb;
     if (stat(path, &sb) != 0) {
-        set_err(err, err_size, "%s: no such file", path);
+        wl_store_set_err(err, err_size, "%s: no such file", path);
         return NULL;
     }
     if (!S_ISREG(sb.st_mode)) {
-        set_err(err, err_size, "%s is not a file", path);
+        wl_store_set_err(err, err_size, "%s is not a file", path);
         return NULL;
     }
     if (classify(path, &sb, err, err_size))
         return NULL;
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        set_err(err, err_size, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+        wl_store_set_err(err, err_size, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
         return fail(db, NULL);
     }
     sqlite3_busy_timeout(db, BUSY_WAIT_MS);
@@ -209,26 +198,26 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
         if (rc != SQLITE_OK)
             sqlite_err(db, path, rc, NULL, err, err_size);
         else
-            set_err(err, err_size, "%s is an SQLite database but not a warplens session (no warplens meta table)", path);
+            wl_store_set_err(err, err_size, "%s is an SQLite database but not a warplens session (no warplens meta table)", path);
         return fail(db, NULL);
     }
     if (meta_value(db, "schema_version", version, sizeof version, &rc) != 0) {
         if (rc != SQLITE_OK)
             sqlite_err(db, path, rc, NULL, err, err_size);
         else
-            set_err(err, err_size, "%s: session has no schema version", path);
+            wl_store_set_err(err, err_size, "%s: session has no schema version", path);
         return fail(db, NULL);
     }
     char *end;
     errno = 0;
     long v = strtol(version, &end, 10);
     if (end == version || *end || errno || v < 1) {
-        set_err(err, err_size, "%s: invalid session schema version '%.40s' (meta.schema_version is damaged: it is 1 for"
+        wl_store_set_err(err, err_size, "%s: invalid session schema version '%.40s' (meta.schema_version is damaged: it is 1 for"
                                " every session this warplens writes)", path, version);
         return fail(db, NULL);
     }
     if (v > WL_SCHEMA_VERSION) {
-        set_err(err, err_size, "%s: session schema version %ld is newer than this warplens reads (%d); upgrade warplens",
+        wl_store_set_err(err, err_size, "%s: session schema version %ld is newer than this warplens reads (%d); upgrade warplens",
                 path, v, WL_SCHEMA_VERSION);
         return fail(db, NULL);
     }
@@ -239,7 +228,7 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
         return fail(db, NULL);
     }
     if (!(flags & WL_OPEN_DAMAGED) && wl_guard_problem(g, 0, why, sizeof why) == 0) {
-        set_err(err, err_size, "%s is damaged: %s (`warplens info --check %s` lists what is wrong)", path, why, path);
+        wl_store_set_err(err, err_size, "%s is damaged: %s (`warplens info --check %s` lists what is wrong)", path, why, path);
         return fail(db, g);
     }
     if (wl_guard_install(g, db)) {
@@ -248,7 +237,7 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
     }
     wl_session *s = calloc(1, sizeof *s);
     if (!s) {
-        set_err(err, err_size, "out of memory");
+        wl_store_set_err(err, err_size, "out of memory");
         return fail(db, g);
     }
     s->db = db;

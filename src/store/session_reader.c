@@ -4,23 +4,11 @@
 #include "store/sql_util.h"
 
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 
-
-static int set_err(char *err, size_t n, const char *fmt, ...)
-{
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 /* Sum over devices of the union of GPU activity intervals (kernels, copies, sets). */
 static uint64_t gpu_busy(wl_session *s)
@@ -188,7 +176,7 @@ int wl_session_each_occ_check(wl_session *s, void (*fn)(const wl_occ_check_row *
                            " driver_active_blocks, coalesce(function_registers, -1), status FROM occupancy_check"
                            " ORDER BY kernel_id",
                            -1, &st, NULL) != SQLITE_OK) {
-        set_err(err, err_size, "this session has no occupancy checks (it predates them)");
+        wl_store_set_err(err, err_size, "this session has no occupancy checks (it predates them)");
         return -1;
     }
     int n = 0;
@@ -207,6 +195,6 @@ int wl_session_each_occ_check(wl_session *s, void (*fn)(const wl_occ_check_row *
     }
     sqlite3_finalize(st);
     if (n == 0)
-        set_err(err, err_size, "no occupancy checks in this session (record with `warplens run --check-occupancy`)");
+        wl_store_set_err(err, err_size, "no occupancy checks in this session (record with `warplens run --check-occupancy`)");
     return n;
 }

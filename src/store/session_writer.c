@@ -16,17 +16,6 @@
 #include "store/session.h"
 #include "store/session_writer_internal.h"
 
-int wl_store_set_err(char *err, size_t n, const char *fmt, ...)
-{
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int wl_store_exec(wl_session_writer *w, const char *sql, char *err, size_t n)
 {
     char *msg = NULL;
