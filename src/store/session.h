@@ -42,6 +42,9 @@ int wl_session_damage(wl_session *s, int examples, wl_damage_count *out, int max
 /* What the reads so far left out, one line ("api_call row 1: pid is text ''"); 1 when anything
  * was, else 0 with out "". */
 int wl_session_damage_note(wl_session *s, char *out, size_t out_size);
+/* Why row `rowid` of table (its id, for tables with one) was left out: 1 with "<column> <what is
+ * wrong>" in out; 0 when it was not (it is sound, or there is no such row). */
+int wl_session_row_fault(wl_session *s, const char *table, int64_t rowid, char *out, size_t out_size);
 /* The structural problems the open found (only with WL_OPEN_DAMAGED: else the open failed on
  * the first): the i-th into out and 0, -1 past the last. */
 int wl_session_problem(wl_session *s, int i, char *out, size_t out_size);

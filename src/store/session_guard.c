@@ -581,6 +581,28 @@ int wl_guard_note(const wl_guard *g, char *out, size_t n)
     return 1;
 }
 
+int wl_guard_row_fault(const wl_guard *g, sqlite3 *db, const char *table, int64_t rowid, char *out, size_t n)
+{
+    const wl_table_rule *t = wl_contract_table(table);
+    if (n)
+        out[0] = 0;
+    if (!t || !t->rowid || !g->present[t - WL_CONTRACT] || !g->skipped[t - WL_CONTRACT])
+        return 0;
+    sqlite3_stmt *st = check_rows(g, db, (int)(t - WL_CONTRACT), "0, 0", 1, 1);
+    int found = 0;
+    if (st) {
+        sqlite3_bind_int64(st, 1, rowid);
+        sqlite3_bind_int64(st, 2, rowid);
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            const unsigned char *why = sqlite3_column_text(st, 1);
+            snprintf(out, n, "%s", why ? (const char *)why : "");
+            found = 1;
+        }
+        sqlite3_finalize(st);
+    }
+    return found;
+}
+
 int wl_guard_census(const wl_guard *g, sqlite3 *db, int examples, wl_damage_count *out, int max)
 {
     int found = 0;

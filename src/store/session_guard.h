@@ -34,6 +34,8 @@ int wl_guard_install(wl_guard *g, sqlite3 *db);
 /* The rows left out, in one line: "3 rows (api_call 1, kernel 2; first: api_call row 1: pid is
  * text '', not an integer)"; "" and 0 when the session is sound, else 1. */
 int wl_guard_note(const wl_guard *g, char *out, size_t n);
+/* Why row `rowid` of table was left out: 1 with "<column> <what is wrong>" in out, else 0. */
+int wl_guard_row_fault(const wl_guard *g, sqlite3 *db, const char *table, int64_t rowid, char *out, size_t n);
 /* The census per table with unsound rows: up to max entries, each with up to `examples` rows
  * described ("row 12: pid is text ''", read again through db). Returns the number of such
  * tables, or -1 when a table cannot be read. */

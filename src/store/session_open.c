@@ -296,6 +296,11 @@ int wl_session_damage_note(wl_session *s, char *out, size_t out_size)
     return wl_guard_note(s->guard, out, out_size);
 }
 
+int wl_session_row_fault(wl_session *s, const char *table, int64_t rowid, char *out, size_t out_size)
+{
+    return wl_guard_row_fault(s->guard, s->db, table, rowid, out, out_size);
+}
+
 int wl_session_problem(wl_session *s, int i, char *out, size_t out_size)
 {
     return wl_guard_problem(s->guard, i, out, out_size);

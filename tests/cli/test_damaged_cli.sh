@@ -91,6 +91,11 @@ import csv, sys
 rows = list(csv.DictReader(sys.stdin))
 print(sum(int(r["total_ns"]) for r in rows))')
 check '[ "$got" = "$want" ]' "negdur: stats total GPU time $got, want $want"
+# asked for by id, the kernel left out says why
+"$BIN" kernel negdur.wlsession 3 >/dev/null 2>"$tmp/err"
+rc=$?
+check '[ $rc -eq 1 ] && [ "$(cat "$tmp/err")" = "warplens: kernel 3 of negdur.wlsession is damaged and left out by every reader (duration_ns is -5, below 0); \`warplens info --check negdur.wlsession\` lists what is wrong" ]' \
+    "negdur: kernel 3: $(cat "$tmp/err")"
 damaged early "UPDATE kernel SET start_ns = 5, duration_ns = end_ns - 5 WHERE id = 4"
 start=$(q early.wlsession "SELECT min(start_ns) - 86400000000000 FROM process")
 rows_left_out early "kernel 1; first: kernel row 4: start_ns is 5, before the session (from $start)" "1 row"

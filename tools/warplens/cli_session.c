@@ -24,6 +24,24 @@ void cli_read_error(wl_session *s, const char *fmt, ...)
     va_end(ap);
 }
 
+int cli_no_row(wl_session *s, const char *table, int64_t id, const char *fmt, ...)
+{
+    char why[512];
+    if (wl_session_row_fault(s, table, id, why, sizeof why)) {
+        fprintf(stderr, "warplens: %s %lld of %s is damaged and left out by every reader (%s); `warplens info --check"
+                        " %s` lists what is wrong\n", table, (long long)id, wl_session_path(s), why, wl_session_path(s));
+        return 1;
+    }
+    char what[8];
+    if (!wl_session_read_failure(s, what, sizeof what)) {
+        va_list ap;
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+    }
+    return 0;
+}
+
 int cli_session_close(wl_session *s, int rc)
 {
     if (!s)

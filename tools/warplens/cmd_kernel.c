@@ -318,7 +318,7 @@ int cmd_kernel(int argc, char **argv)
             goto out;
         }
         if (read_kernel(s, id, &p) != 0) {
-            cli_read_error(s, "warplens kernel: no kernel with id %lld in %s\n", id, path);
+            rc = cli_no_row(s, "kernel", id, "warplens kernel: no kernel with id %lld in %s\n", id, path) ? 1 : 2;
             goto out;
         }
         name_id = p.row.name_id;

@@ -121,8 +121,10 @@ int cmd_samples(int argc, char **argv)
         int n = kernel >= 0 ? wl_kernel_device_samples(s, kernel, on_sample, &c)
                             : wl_device_samples_attribute(s, on_sample, &c);
         if (n < 0) {
-            cli_read_error(s, "warplens: %s\n", kernel >= 0 ? "no kernel with that id and timestamps in this session"
-                                                            : "reading the device samples failed");
+            if (kernel >= 0)
+                cli_no_row(s, "kernel", kernel, "warplens: no kernel with that id and timestamps in this session\n");
+            else
+                cli_read_error(s, "warplens: reading the device samples failed\n");
             rc = 1;
         }
     }

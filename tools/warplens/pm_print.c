@@ -237,7 +237,8 @@ int pm_print(wl_session *s, const pm_print_options *o)
     if (rc == 0 && o->kernel_id >= 0) {
         uint32_t pid, dev;
         if (wl_session_kernel_interval(s, o->kernel_id, &pid, &dev, &w.from_ns, &w.to_ns) != 0) {
-            cli_read_error(s, "warplens: no kernel with id %" PRId64 " and timestamps in this session\n", o->kernel_id);
+            cli_no_row(s, "kernel", o->kernel_id, "warplens: no kernel with id %" PRId64 " and timestamps in this session\n",
+                       o->kernel_id);
             free(m);
             return -1;
         }
