@@ -148,6 +148,13 @@ run_verbs bytes.wlsession "strings with any bytes"
 "$BIN" export bytes.wlsession --format json -o bytes.json >/dev/null 2>&1
 check 'python3 -c "import json, sys; json.load(open(sys.argv[1], encoding=\"utf-8\"))" bytes.json' \
     "strings with any bytes: the JSON export parses"
+# protobuf strings are UTF-8: the bytes that are not become U+FFFD
+"$BIN" export bytes.wlsession -o bytes.pftrace >/dev/null 2>&1
+protoc --decode=warplens_trace.Trace -I "$SRC/tests/proto" "$SRC/tests/proto/warplens_trace.proto" <bytes.pftrace \
+    >bytes.txt 2>"$tmp/err"
+rc=$?
+check '[ $rc -eq 0 ] && [ ! -s "$tmp/err" ] && grep -qF "\\357\\277\\275" bytes.txt' \
+    "strings with any bytes: the Perfetto export decodes as UTF-8: $(head -2 "$tmp/err")"
 
 # ---- a damaged structure: a dropped index, table or column ----------------------------------------
 damaged noindex "DROP INDEX api_by_thread"
