@@ -297,6 +297,20 @@ static const char *const API_SQL =
 static const char *const API_FLOW_SQL =
     "SELECT ?1, ?2, start_ns, max(end_ns, start_ns), id, name, category, 0, correlation_id, return_value,"
     " coalesce(scope_id, -1), flow_id FROM api_call WHERE pid = ?1 AND tid = ?2 ORDER BY start_ns, id";
+/* Past MAX_THREAD_SOURCES threads (a session whose tids were damaged into one per call, say),
+ * statements per thread would cost memory and time with their number (each step of SQLite
+ * walks the connection's open cursors): then one statement sorts all API calls, in the merge's
+ * order (pid, tid first when by thread; then start, the longer first, id). */
+#define MAX_THREAD_SOURCES 256
+static const char *const API_ALL_SQL[2] = {
+    "SELECT a.pid, a.tid, a.start_ns, max(a.end_ns, a.start_ns) e, a.id, a.name, a.category, 0, a.correlation_id,"
+    " a.return_value, coalesce(a.scope_id, -1), k.id * 4 + 1 FROM api_call a"
+    " LEFT JOIN kernel k ON k.pid = CASE WHEN a.category IN ('launch', 'graph_launch') THEN a.pid END"
+    "  AND k.correlation_id = a.correlation_id AND k.api_id = a.id AND k.has_timestamps AND k.start_ns >= a.start_ns"
+    " ORDER BY ",
+    "SELECT pid, tid, start_ns, max(end_ns, start_ns) e, id, name, category, 0, correlation_id, return_value,"
+    " coalesce(scope_id, -1), flow_id FROM api_call ORDER BY "};
+static const char *const API_ALL_ORDER[2] = {"1, 2, 3, 4 DESC, 5", "3, 4 DESC, 1, 2, 5"};
 /* The flow rule (the GPU cursor applies the same one, so a flow is written on both sides or on
  * neither; WL_FLOW_LINK_SQL too): GPU work of the call's process and correlation id, linked to
  * the call, with timestamps, not starting before the call; the category says which table. ?1 pid,
@@ -384,9 +398,13 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
     for (int i = 0; rc == 0 && i < N_PROBES; i++)
         if (sqlite3_prepare_v3(c->db, PROBE_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &c->probe[i], NULL) != SQLITE_OK)
             rc = -1;
-    /* one statement per thread with API calls: next (pid, tid) after the last one, by index seek */
-    int started = 0, order_err = 0;
-    for (int64_t pid = 0, tid = 0; rc == 0;) {
+    /* one statement per thread with API calls (next (pid, tid) after the last one, by index seek),
+     * or one for all of them past MAX_THREAD_SOURCES threads */
+    int started = 0, order_err = 0, nthreads = 0;
+    int64_t (*thread)[2] = rc == 0 ? malloc((MAX_THREAD_SOURCES + 1) * sizeof *thread) : NULL;
+    if (rc == 0 && !thread)
+        rc = -1;
+    for (int64_t pid = 0, tid = 0; rc == 0 && nthreads <= MAX_THREAD_SOURCES;) {
         int r = next_api_thread(threads, &started, &pid, &tid);
         if (r != 1) {
             if (r < 0 && sqlite3_errcode(c->db) == SQLITE_OK)
@@ -394,19 +412,28 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
             rc = r;
             break;
         }
-        if (c->nsrc == cap) {
-            wl_cur_source *ns = realloc(c->src, (size_t)cap * 2 * sizeof *ns);
-            if (!ns) {
-                rc = -1;
-                break;
-            }
-            memset(ns + cap, 0, (size_t)cap * sizeof *ns);
-            c->src = ns;
-            cap *= 2;
-        }
-        rc = add_source(c, c->flow_col ? API_FLOW_SQL : API_SQL, pid, tid, cap);
+        thread[nthreads][0] = pid, thread[nthreads++][1] = tid;
     }
     sqlite3_finalize(threads);
+    int all = nthreads > MAX_THREAD_SOURCES, need = 3 + (all ? 1 : nthreads);
+    if (rc == 0 && need > cap) {
+        wl_cur_source *ns = realloc(c->src, (size_t)need * sizeof *ns);
+        if (ns) {
+            memset(ns + cap, 0, (size_t)(need - cap) * sizeof *ns);
+            c->src = ns;
+            cap = need;
+        } else {
+            rc = -1;
+        }
+    }
+    if (rc == 0 && all) {
+        char sql[1024];
+        snprintf(sql, sizeof sql, "%s%s", API_ALL_SQL[c->flow_col], API_ALL_ORDER[by_start]);
+        rc = add_source(c, sql, 0, 0, cap);
+    }
+    for (int i = 0; rc == 0 && !all && i < nthreads; i++)
+        rc = add_source(c, c->flow_col ? API_FLOW_SQL : API_SQL, thread[i][0], thread[i][1], cap);
+    free(thread);
     if (rc == 0 && !(c->heap = malloc((size_t)c->nsrc * sizeof *c->heap)))
         rc = -1;
     if (rc) {
