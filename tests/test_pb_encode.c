@@ -39,6 +39,12 @@ static void test_scalars(void)
     wl_pb_string(&b, 2, "hi");
     const uint8_t s[] = {0x12, 0x02, 'h', 'i'};
     CHECK(bytes_eq(&b, s, sizeof s));
+    /* strings are UTF-8 on the wire: valid sequences kept, other bytes become U+FFFD */
+    wl_pb_reset(&b);
+    wl_pb_string(&b, 2, "\xc3\xa9\xff" "a\xe2\x82");
+    /* (each byte that starts no valid sequence is one U+FFFD: the cut \xe2\x82 is two) */
+    const uint8_t u[] = {0x12, 0x0c, 0xc3, 0xa9, 0xef, 0xbf, 0xbd, 'a', 0xef, 0xbf, 0xbd, 0xef, 0xbf, 0xbd};
+    CHECK(bytes_eq(&b, u, sizeof u));
     CHECK_EQ_INT(wl_pb_varint_size(127), 1);
     CHECK_EQ_INT(wl_pb_varint_size(128), 2);
     CHECK_EQ_INT(wl_pb_varint_size(UINT64_MAX), 10);

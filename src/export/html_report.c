@@ -249,8 +249,7 @@ static void write_kernels(wl_json_out *j, wl_session *s)
     }
     wl_json_lit(j, "]");
     wl_metric_set_free(&metrics);
-    if (n > 0)
-        wl_kernel_table_free(rows, n);
+    wl_kernel_table_free(rows, n > 0 ? n : 0); /* (a session without kernels has an empty table to free) */
     wl_occ_cache_free(cache);
 }
 

@@ -1,5 +1,6 @@
 /* Buffered JSON writer (see json_out.h). */
 #include "export/json_out.h"
+#include "export/utf8.h"
 
 #include <math.h>
 #include <string.h>
@@ -52,19 +53,6 @@ static inline void put(wl_json_out *j, char c)
     j->bytes++;
 }
 
-/* Length of a valid UTF-8 sequence at p (1..4), or 0 if invalid. */
-static int utf8_len(const unsigned char *p)
-{
-    if (p[0] < 0x80)
-        return 1;
-    int n = p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 && p[0] < 0xe0 ? 2 : 0;
-    if (n == 0 || (n == 4 && p[0] > 0xf4))
-        return 0;
-    for (int i = 1; i < n; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
 
 void wl_json_str(wl_json_out *j, const char *s)
 {
@@ -88,7 +76,7 @@ void wl_json_str(wl_json_out *j, const char *s)
             wl_json_raw(j, e, 6);
             p++;
         } else {
-            int n = utf8_len(p);
+            int n = wl_utf8_len(p);
             if (n == 0) {
                 wl_json_raw(j, "\\ufffd", 6);
                 p++;

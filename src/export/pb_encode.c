@@ -1,5 +1,6 @@
 /* Protobuf wire encoder (see pb_encode.h). */
 #include "export/pb_encode.h"
+#include "export/utf8.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -127,7 +128,35 @@ void wl_pb_bytes(wl_pb_buf *b, uint32_t field, const void *p, size_t n)
 
 void wl_pb_string(wl_pb_buf *b, uint32_t field, const char *s)
 {
-    wl_pb_bytes(b, field, s ? s : "", s ? strlen(s) : 0);
+    if (!s)
+        s = "";
+    /* protobuf strings are UTF-8: bytes that are not (session text is user data) become U+FFFD */
+    size_t n = 0, bad = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int k = wl_utf8_len(p);
+        bad += !k;
+        n += k ? (size_t)k : 1;
+        p += k ? k : 1;
+    }
+    if (!bad) {
+        wl_pb_bytes(b, field, s, n);
+        return;
+    }
+    char *fixed = malloc(n + 2 * bad);
+    if (!fixed) {
+        wl_pb_bytes(b, field, "", 0); /* (out of memory: an empty name rather than an invalid one) */
+        return;
+    }
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int k = wl_utf8_len(p);
+        if (k)
+            memcpy(fixed + o, p, (size_t)k), o += (size_t)k, p += k;
+        else
+            memcpy(fixed + o, "\xef\xbf\xbd", 3), o += 3, p++;
+    }
+    wl_pb_bytes(b, field, fixed, o);
+    free(fixed);
 }
 
 size_t wl_pb_begin(wl_pb_buf *b, uint32_t field)

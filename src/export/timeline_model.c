@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "analysis/kernel_backend.h"
+#include "export/timeline_index.h"
 #include "export/timeline_internal.h"
 
 #define MAX_DEPTH 256          /* Perfetto allows < 512 nested slices per track */
@@ -57,7 +58,7 @@ typedef struct model {
     uint64_t next_uuid;
     uint32_t next_host_lane_tid;
     ptr_list procs, threads, streams, gpus; /* tl_group (procs: lane 0 only), tl_gpu */
-    tl_group *by_key[256];     /* threads and streams by a hash of their key (rows interleave) */
+    tl_index by_key;           /* processes, threads, GPUs and streams by their key */
     tl_occ_cache *occ;
     tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
     tl_metrics *metrics;       /* NULL: the session has no hardware metrics */
@@ -132,10 +133,20 @@ static tl_group *new_group(model *m, tl_lane *base, uint32_t pid, uint32_t tid, 
 
 static tl_group *find_proc(model *m, uint32_t pid)
 {
-    for (size_t i = 0; i < m->procs.n; i++)
-        if (((tl_group *)m->procs.p[i])->pid == pid)
-            return m->procs.p[i];
-    return NULL;
+    return tl_index_get(&m->by_key, (tl_key){TL_KEY_PROC, pid, 0, 0});
+}
+
+/* Adds an object to its list and the index; -1 out of memory (the object is the caller's to free
+ * unless it made the list). */
+static int keep(model *m, ptr_list *l, tl_key k, void *p)
+{
+    if (list_add(l, p))
+        return -1;
+    if (tl_index_put(&m->by_key, k, p)) {
+        l->n--;
+        return -1;
+    }
+    return 0;
 }
 
 static tl_group *declare_proc(model *m, uint32_t pid, const char *cmdline)
@@ -155,7 +166,7 @@ static tl_group *declare_proc(model *m, uint32_t pid, const char *cmdline)
         snprintf(name, sizeof name, "process %u", pid);
     tl_lane *l = new_lane(m, WL_TL_PROCESS, 0, pid, pid, name, (int)m->procs.n, -1);
     g = new_group(m, l, pid, pid, 0, -1);
-    if (!g || list_add(&m->procs, g)) {
+    if (!g || keep(m, &m->procs, (tl_key){TL_KEY_PROC, pid, 0, 0}, g)) {
         free_group(g);
         return NULL;
     }
@@ -181,7 +192,7 @@ static tl_group *declare_thread(model *m, uint32_t pid, uint32_t tid, const char
         snprintf(label, sizeof label, tid ? "thread %u" : "unknown thread", tid);
     tl_lane *l = new_lane(m, WL_TL_THREAD, p->lanes[0]->t.uuid, pid, tid, label, (int)m->threads.n, -1);
     tl_group *g = new_group(m, l, pid, tid, 0, -1);
-    if (!g || list_add(&m->threads, g)) {
+    if (!g || keep(m, &m->threads, (tl_key){TL_KEY_THREAD, pid, tid, 0}, g)) {
         free_group(g);
         return NULL;
     }
@@ -195,35 +206,24 @@ static void on_thread(uint32_t pid, uint32_t tid, const char *name, void *arg)
         m->failed = 1;
 }
 
-static tl_group **key_slot(model *m, uint32_t pid, uint32_t tid, int64_t stream)
-{
-    uint64_t h = (pid * 0x9e3779b97f4a7c15u) ^ (tid * 0xc2b2ae3d27d4eb4fu) ^ ((uint64_t)stream * 0x165667b19e3779f9u);
-    return &m->by_key[(h >> 56) & 255];
-}
-
 static tl_group *find_thread(model *m, uint32_t pid, uint32_t tid)
 {
-    tl_group **slot = key_slot(m, pid, tid, -1);
-    if (*slot && (*slot)->lanes[0]->t.type == WL_TL_THREAD && (*slot)->pid == pid && (*slot)->tid == tid)
-        return *slot;
-    for (size_t i = 0; i < m->threads.n; i++) {
-        tl_group *g = m->threads.p[i];
-        if (g->pid == pid && g->tid == tid)
-            return *slot = g;
-    }
+    tl_group *g = tl_index_get(&m->by_key, (tl_key){TL_KEY_THREAD, pid, tid, 0});
+    if (g)
+        return g;
     char name[160];
     wl_session_thread_name(m->s, pid, tid, name, sizeof name);
-    return *slot = declare_thread(m, pid, tid, name);
+    return declare_thread(m, pid, tid, name);
 }
 
 /* ---- GPUs and streams ------------------------------------------------------------------------- */
 
 static tl_gpu *find_gpu(model *m, uint32_t device, const char *name)
 {
-    for (size_t i = 0; i < m->gpus.n; i++)
-        if (((tl_gpu *)m->gpus.p[i])->device == device)
-            return m->gpus.p[i];
-    tl_gpu *g = calloc(1, sizeof *g);
+    tl_gpu *g = tl_index_get(&m->by_key, (tl_key){TL_KEY_GPU, 0, device, 0});
+    if (g)
+        return g;
+    g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
     g->device = device;
@@ -240,9 +240,13 @@ static tl_gpu *find_gpu(model *m, uint32_t device, const char *name)
     g->counters.count_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid,
                                             .type = WL_TL_COUNTER, .pid = pid, .name = "Concurrent kernels",
                                             .sort_index = 1, .unit = "kernels", .stream_id = -1};
-    if (list_add(&m->gpus, g) || emit_track(m, &g->t) || emit_track(m, &g->counters.fill_track) ||
-        emit_track(m, &g->counters.count_track))
-        return NULL; /* g is owned by the list (or leaked on a failed list_add: out of memory) */
+    if (keep(m, &m->gpus, (tl_key){TL_KEY_GPU, 0, device, 0}, g)) {
+        tl_counters_free(&g->counters);
+        free(g);
+        return NULL;
+    }
+    if (emit_track(m, &g->t) || emit_track(m, &g->counters.fill_track) || emit_track(m, &g->counters.count_track))
+        return NULL; /* g is the list's */
     return g;
 }
 
@@ -255,15 +259,10 @@ static void on_device(const wl_device_row *d, void *arg)
 
 static tl_group *find_stream(model *m, const wl_gpu_item *it)
 {
-    tl_group **slot = key_slot(m, it->pid, it->device_id, it->stream_id), *g = *slot;
-    if (g && g->lanes[0]->t.type == WL_TL_STREAM && g->pid == it->pid && g->device == it->device_id &&
-        g->stream == it->stream_id)
+    tl_key k = {TL_KEY_STREAM, it->pid, it->device_id, (uint64_t)it->stream_id};
+    tl_group *g = tl_index_get(&m->by_key, k);
+    if (g)
         return g;
-    for (size_t i = 0; i < m->streams.n; i++) {
-        g = m->streams.p[i];
-        if (g->pid == it->pid && g->device == it->device_id && g->stream == it->stream_id)
-            return *slot = g;
-    }
     tl_gpu *gpu = find_gpu(m, it->device_id, NULL);
     if (!gpu)
         return NULL;
@@ -276,11 +275,11 @@ static tl_group *find_stream(model *m, const wl_gpu_item *it)
     tl_lane *l = new_lane(m, WL_TL_STREAM, gpu->t.uuid, gpu->t.pid, gpu->next_tid++, name,
                           (int)(it->stream_id * 64), it->stream_id);
     g = new_group(m, l, it->pid, 0, it->device_id, it->stream_id);
-    if (!g || list_add(&m->streams, g)) {
+    if (!g || keep(m, &m->streams, k, g)) {
         free_group(g);
         return NULL;
     }
-    return *slot = g;
+    return g;
 }
 
 /* ---- lanes ------------------------------------------------------------------------------------ */
@@ -696,6 +695,7 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     free(m.threads.p);
     free(m.streams.p);
     free(m.gpus.p);
+    tl_index_free(&m.by_key);
     tl_flows_free(&m.flows);
     tl_occ_cache_free(m.occ);
     tl_metrics_close(m.metrics);

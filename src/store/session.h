@@ -9,10 +9,48 @@
 
 typedef struct wl_session wl_session;
 
-/* Returns NULL with a one-line reason in err ("... is not a warplens session", "schema version 3
- * is newer than this warplens reads (1)", ...). */
+/* Sets SQLite up for the readers (its error log, through which failures met mid-read are
+ * reported): before the process's first use of SQLite. wl_session_open and the session writer
+ * call it; a program that uses SQLite before either should call it first. */
+void wl_store_init(void);
+
+/* Returns NULL with a one-line reason in err, with the remedy where there is one ("... is not a
+ * warplens session", "schema version 3 is newer than this warplens reads (1); upgrade warplens",
+ * "... is truncated", "... is locked by a process writing to it", "... is damaged: table kernel
+ * has no column duration_ns", ...). */
 wl_session *wl_session_open(const char *path, char *err, size_t err_size);
+/* WL_OPEN_DAMAGED: open a session whose structure is damaged (missing tables, columns or
+ * indexes) anyway, for `warplens info --check` to list what is wrong. */
+#define WL_OPEN_DAMAGED 1
+wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t err_size);
 void wl_session_close(wl_session *s);
+const char *wl_session_path(const wl_session *s);
+
+/* Damaged sessions (docs/schema.md, "Damaged sessions"): every reader leaves out the rows that
+ * break the session's contract (src/store/session_contract.c: a value of the wrong type, NULL
+ * where the schema says NOT NULL, out of range, an end before its start, a derived column that
+ * disagrees, an id that names no row). */
+typedef struct wl_damage_count {
+    char table[32];
+    uint64_t rows;           /* rows of the table left out */
+    int nexamples;
+    char example[8][200];    /* "row 12: pid is text ''" */
+} wl_damage_count;
+/* Counts them, table by table (reads every table): the number of tables with some (entries
+ * filled up to max, each with up to `examples` rows described), or -1 on a read error. */
+int wl_session_damage(wl_session *s, int examples, wl_damage_count *out, int max);
+/* What the reads so far left out, one line ("api_call row 1: pid is text ''"); 1 when anything
+ * was, else 0 with out "". */
+int wl_session_damage_note(wl_session *s, char *out, size_t out_size);
+/* Why row `rowid` of table (its id, for tables with one) was left out: 1 with "<column> <what is
+ * wrong>" in out; 0 when it was not (it is sound, or there is no such row). */
+int wl_session_row_fault(wl_session *s, const char *table, int64_t rowid, char *out, size_t out_size);
+/* The structural problems the open found (only with WL_OPEN_DAMAGED: else the open failed on
+ * the first): the i-th into out and 0, -1 past the last. */
+int wl_session_problem(wl_session *s, int i, char *out, size_t out_size);
+/* A failure SQLite reported while reading (a malformed page found mid-read, an I/O error): 1 with
+ * it in out, else 0. What was read before it is incomplete. */
+int wl_session_read_failure(wl_session *s, char *out, size_t out_size);
 int wl_session_schema_version(const wl_session *s);
 /* Value of a meta key into out ("" when absent); returns 0 if present. */
 int wl_session_meta(wl_session *s, const char *key, char *out, size_t out_size);

@@ -34,8 +34,31 @@ int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db)
 /* The (pid, tid) after ?1, ?2 with API calls: an index seek or two per thread (a row-value
  * comparison `(pid, tid) > (?1, ?2)` walks every index entry of the pid after the last thread). */
 static const char *const THREADS_SQL =
-    "SELECT * FROM (SELECT pid, tid FROM api_call WHERE pid = ?1 AND tid > ?2 ORDER BY tid LIMIT 1) UNION ALL"
-    " SELECT * FROM (SELECT pid, tid FROM api_call WHERE pid > ?1 ORDER BY pid, tid LIMIT 1) LIMIT 1";
+    "SELECT * FROM (SELECT pid, tid FROM api_call WHERE ?3 AND pid = ?1 AND tid > ?2 ORDER BY tid LIMIT 1) UNION ALL"
+    " SELECT * FROM (SELECT pid, tid FROM api_call WHERE ?3 AND pid > ?1 ORDER BY pid, tid LIMIT 1) UNION ALL"
+    " SELECT * FROM (SELECT pid, tid FROM api_call WHERE NOT ?3 ORDER BY pid, tid LIMIT 1) LIMIT 1";
+
+/* Steps *t (THREADS_SQL) to the (pid, tid) after *pid, *tid (the first one when *started is 0).
+ * Returns 1 with the pair, 0 after the last, -1 on an error. Progress by construction: every pair
+ * must be integers and come strictly after the one before, so the walk visits each thread once
+ * and ends; a pair that does not (a value SQLite orders apart from the integers, such as text, or
+ * an index out of order) ends it with an error instead of seeking the same row again forever. */
+static int next_api_thread(sqlite3_stmt *t, int *started, int64_t *pid, int64_t *tid)
+{
+    sqlite3_bind_int64(t, 1, *pid);
+    sqlite3_bind_int64(t, 2, *tid);
+    sqlite3_bind_int(t, 3, *started);
+    int r = sqlite3_step(t), rc = r == SQLITE_DONE ? 0 : -1;
+    if (r == SQLITE_ROW && sqlite3_column_type(t, 0) == SQLITE_INTEGER && sqlite3_column_type(t, 1) == SQLITE_INTEGER) {
+        int64_t p = sqlite3_column_int64(t, 0), q = sqlite3_column_int64(t, 1);
+        if (!*started || p > *pid || (p == *pid && q > *tid)) {
+            *pid = p, *tid = q, *started = 1;
+            rc = 1;
+        }
+    }
+    sqlite3_reset(t);
+    return rc;
+}
 
 int wl_session_get_bounds(wl_session *s, wl_session_span *o)
 {
@@ -49,13 +72,10 @@ int wl_session_get_bounds(wl_session *s, wl_session_span *o)
     if (sqlite3_prepare_v2(s->db, THREADS_SQL, -1, &th, NULL) == SQLITE_OK &&
         sqlite3_prepare_v2(s->db, "SELECT min(start_ns) FROM api_call WHERE pid = ?1 AND tid = ?2 AND start_ns > 0",
                            -1, &mn, NULL) == SQLITE_OK) {
-        for (int64_t pid = -1, tid = -1;; sqlite3_reset(th), sqlite3_reset(mn)) {
-            sqlite3_bind_int64(th, 1, pid);
-            sqlite3_bind_int64(th, 2, tid);
-            if (sqlite3_step(th) != SQLITE_ROW)
-                break;
-            sqlite3_bind_int64(mn, 1, pid = sqlite3_column_int64(th, 0));
-            sqlite3_bind_int64(mn, 2, tid = sqlite3_column_int64(th, 1));
+        int started = 0;
+        for (int64_t pid = 0, tid = 0; next_api_thread(th, &started, &pid, &tid) == 1; sqlite3_reset(mn)) {
+            sqlite3_bind_int64(mn, 1, pid);
+            sqlite3_bind_int64(mn, 2, tid);
             uint64_t t = sqlite3_step(mn) == SQLITE_ROW ? (uint64_t)sqlite3_column_int64(mn, 0) : 0;
             if (t && (!first || t < first))
                 first = t;
@@ -229,8 +249,10 @@ sqlite3 *wl_cur_db(wl_session *s, int *own)
     const char *path = sqlite3_db_filename(s->db, "main");
     sqlite3 *db = NULL;
     *own = 0;
+    /* the same guard as the session's connection: the cursors see the same sound rows */
     if (path && path[0] &&
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK)
+        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(db, 2000) == SQLITE_OK && wl_guard_install(s->guard, db) == 0)
         *own = 1;
     else {
         sqlite3_close(db);
@@ -276,6 +298,20 @@ static const char *const API_SQL =
 static const char *const API_FLOW_SQL =
     "SELECT ?1, ?2, start_ns, max(end_ns, start_ns), id, name, category, 0, correlation_id, return_value,"
     " coalesce(scope_id, -1), flow_id FROM api_call WHERE pid = ?1 AND tid = ?2 ORDER BY start_ns, id";
+/* Past MAX_THREAD_SOURCES threads (a session whose tids were damaged into one per call, say),
+ * statements per thread would cost memory and time with their number (each step of SQLite
+ * walks the connection's open cursors): then one statement sorts all API calls, in the merge's
+ * order (pid, tid first when by thread; then start, the longer first, id). */
+#define MAX_THREAD_SOURCES 256
+static const char *const API_ALL_SQL[2] = {
+    "SELECT a.pid, a.tid, a.start_ns, max(a.end_ns, a.start_ns) e, a.id, a.name, a.category, 0, a.correlation_id,"
+    " a.return_value, coalesce(a.scope_id, -1), k.id * 4 + 1 FROM api_call a"
+    " LEFT JOIN kernel k ON k.pid = CASE WHEN a.category IN ('launch', 'graph_launch') THEN a.pid END"
+    "  AND k.correlation_id = a.correlation_id AND k.api_id = a.id AND k.has_timestamps AND k.start_ns >= a.start_ns"
+    " ORDER BY ",
+    "SELECT pid, tid, start_ns, max(end_ns, start_ns) e, id, name, category, 0, correlation_id, return_value,"
+    " coalesce(scope_id, -1), flow_id FROM api_call ORDER BY "};
+static const char *const API_ALL_ORDER[2] = {"1, 2, 3, 4 DESC, 5", "3, 4 DESC, 1, 2, 5"};
 /* The flow rule (the GPU cursor applies the same one, so a flow is written on both sides or on
  * neither; WL_FLOW_LINK_SQL too): GPU work of the call's process and correlation id, linked to
  * the call, with timestamps, not starting before the call; the category says which table. ?1 pid,
@@ -365,35 +401,49 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
     for (int i = 0; rc == 0 && i < N_PROBES; i++)
         if (sqlite3_prepare_v3(c->db, PROBE_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &c->probe[i], NULL) != SQLITE_OK)
             rc = -1;
-    /* one statement per thread with API calls: next (pid, tid) after the last one, by index seek */
-    for (int64_t pid = -1, tid = -1; rc == 0;) {
-        sqlite3_bind_int64(threads, 1, pid);
-        sqlite3_bind_int64(threads, 2, tid);
-        int r = sqlite3_step(threads);
-        if (r != SQLITE_ROW) {
-            rc = r == SQLITE_DONE ? 0 : -1;
+    /* one statement per thread with API calls (next (pid, tid) after the last one, by index seek),
+     * or one for all of them past MAX_THREAD_SOURCES threads */
+    int started = 0, order_err = 0, nthreads = 0;
+    int64_t (*thread)[2] = rc == 0 ? malloc((MAX_THREAD_SOURCES + 1) * sizeof *thread) : NULL;
+    if (rc == 0 && !thread)
+        rc = -1;
+    for (int64_t pid = 0, tid = 0; rc == 0 && nthreads <= MAX_THREAD_SOURCES;) {
+        int r = next_api_thread(threads, &started, &pid, &tid);
+        if (r != 1) {
+            if (r < 0 && sqlite3_errcode(c->db) == SQLITE_OK)
+                order_err = 1;
+            rc = r;
             break;
         }
-        pid = sqlite3_column_int64(threads, 0);
-        tid = sqlite3_column_int64(threads, 1);
-        sqlite3_reset(threads);
-        if (c->nsrc == cap) {
-            wl_cur_source *ns = realloc(c->src, (size_t)cap * 2 * sizeof *ns);
-            if (!ns) {
-                rc = -1;
-                break;
-            }
-            memset(ns + cap, 0, (size_t)cap * sizeof *ns);
-            c->src = ns;
-            cap *= 2;
-        }
-        rc = add_source(c, c->flow_col ? API_FLOW_SQL : API_SQL, pid, tid, cap);
+        thread[nthreads][0] = pid, thread[nthreads++][1] = tid;
     }
     sqlite3_finalize(threads);
+    int all = nthreads > MAX_THREAD_SOURCES, need = 3 + (all ? 1 : nthreads);
+    if (rc == 0 && need > cap) {
+        wl_cur_source *ns = realloc(c->src, (size_t)need * sizeof *ns);
+        if (ns) {
+            memset(ns + cap, 0, (size_t)(need - cap) * sizeof *ns);
+            c->src = ns;
+            cap = need;
+        } else {
+            rc = -1;
+        }
+    }
+    if (rc == 0 && all) {
+        char sql[1024];
+        snprintf(sql, sizeof sql, "%s%s", API_ALL_SQL[c->flow_col], API_ALL_ORDER[by_start]);
+        rc = add_source(c, sql, 0, 0, cap);
+    }
+    for (int i = 0; rc == 0 && !all && i < nthreads; i++)
+        rc = add_source(c, c->flow_col ? API_FLOW_SQL : API_SQL, thread[i][0], thread[i][1], cap);
+    free(thread);
     if (rc == 0 && !(c->heap = malloc((size_t)c->nsrc * sizeof *c->heap)))
         rc = -1;
     if (rc) {
-        wl_cur_set_err(err, err_size, "host cursor", c->db);
+        if (order_err && err && err_size)
+            snprintf(err, err_size, "api_call: (pid, tid) not integers in index order (damaged session)");
+        else
+            wl_cur_set_err(err, err_size, "host cursor", c->db);
         wl_host_cursor_close(c);
         return NULL;
     }

@@ -5,10 +5,13 @@
 #include <sqlite3.h>
 
 #include "store/session.h"
+#include "store/session_guard.h"
 
 struct wl_session {
     sqlite3 *db;
     int schema_version;
+    wl_guard *guard; /* rows that break the contract are left out of every read */
+    char path[4096];
 };
 
 #endif

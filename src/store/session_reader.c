@@ -1,120 +1,14 @@
-/* Session reader: opening with identity checks, overview, per-process/device rows and the summary
- * tables behind `warplens stats` (see session.h). */
+/* Session reader: the overview, per-process/device rows and occupancy checks (see session.h;
+ * opening is session_open.c). */
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-
-#include "store/schema.h"
 
 
-static int set_err(char *err, size_t n, const char *fmt, ...)
-{
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
-static int meta_get(sqlite3 *db, const char *key, char *out, size_t n)
-{
-    sqlite3_stmt *st;
-    out[0] = 0;
-    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
-    int rc = -1;
-    if (sqlite3_step(st) == SQLITE_ROW) {
-        snprintf(out, n, "%s", (const char *)sqlite3_column_text(st, 0));
-        rc = 0;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
-wl_session *wl_session_open(const char *path, char *err, size_t err_size)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        set_err(err, err_size, "%s: no such file", path);
-        return NULL;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        set_err(err, err_size, "%s is not a file", path);
-        return NULL;
-    }
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        set_err(err, err_size, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return NULL;
-    }
-    char format[64], version[32];
-    int has_meta = 0;
-    sqlite3_stmt *st;
-    int prc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'", -1, &st, NULL);
-    if (prc != SQLITE_OK) {
-        set_err(err, err_size, "%s is not a warplens session (not an SQLite database: %s)", path, sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return NULL;
-    }
-    has_meta = sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    if (!has_meta || meta_get(db, "format", format, sizeof format) != 0 || strcmp(format, WL_SESSION_FORMAT) != 0) {
-        set_err(err, err_size, "%s is an SQLite database but not a warplens session (no warplens meta table)", path);
-        sqlite3_close(db);
-        return NULL;
-    }
-    if (meta_get(db, "schema_version", version, sizeof version) != 0) {
-        set_err(err, err_size, "%s: session has no schema version", path);
-        sqlite3_close(db);
-        return NULL;
-    }
-    int v = atoi(version);
-    if (v > WL_SCHEMA_VERSION) {
-        set_err(err, err_size, "%s: session schema version %d is newer than this warplens reads (%d); upgrade warplens",
-                path, v, WL_SCHEMA_VERSION);
-        sqlite3_close(db);
-        return NULL;
-    }
-    if (v < 1) {
-        set_err(err, err_size, "%s: invalid session schema version '%s'", path, version);
-        sqlite3_close(db);
-        return NULL;
-    }
-    wl_session *s = calloc(1, sizeof *s);
-    if (!s) {
-        sqlite3_close(db);
-        set_err(err, err_size, "out of memory");
-        return NULL;
-    }
-    s->db = db;
-    s->schema_version = v;
-    return s;
-}
-
-void wl_session_close(wl_session *s)
-{
-    if (!s)
-        return;
-    sqlite3_close(s->db);
-    free(s);
-}
-
-int wl_session_schema_version(const wl_session *s) { return s->schema_version; }
-
-int wl_session_meta(wl_session *s, const char *key, char *out, size_t out_size)
-{
-    return meta_get(s->db, key, out, out_size);
-}
 
 /* Sum over devices of the union of GPU activity intervals (kernels, copies, sets). */
 static uint64_t gpu_busy(wl_session *s)
@@ -167,7 +61,7 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
                                " SELECT max(end_ns) FROM api_call UNION ALL SELECT max(end_ns) FROM memcpy)");
     o->gpu_busy_ns = gpu_busy(s);
     char v[16];
-    o->complete = meta_get(s->db, "complete", v, sizeof v) == 0 && strcmp(v, "1") == 0;
+    o->complete = wl_session_meta(s, "complete", v, sizeof v) == 0 && strcmp(v, "1") == 0;
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT cmdline FROM process ORDER BY start_ns LIMIT 1", -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW)
@@ -297,7 +191,7 @@ int wl_session_each_occ_check(wl_session *s, void (*fn)(const wl_occ_check_row *
                            " driver_active_blocks, coalesce(function_registers, -1), status FROM occupancy_check"
                            " ORDER BY kernel_id",
                            -1, &st, NULL) != SQLITE_OK) {
-        set_err(err, err_size, "this session has no occupancy checks (it predates them)");
+        wl_store_set_err(err, err_size, "this session has no occupancy checks (it predates them)");
         return -1;
     }
     int n = 0;
@@ -316,6 +210,6 @@ int wl_session_each_occ_check(wl_session *s, void (*fn)(const wl_occ_check_row *
     }
     sqlite3_finalize(st);
     if (n == 0)
-        set_err(err, err_size, "no occupancy checks in this session (record with `warplens run --check-occupancy`)");
+        wl_store_set_err(err, err_size, "no occupancy checks in this session (record with `warplens run --check-occupancy`)");
     return n;
 }

@@ -13,19 +13,9 @@
 
 #include "common/atomic_file.h"
 #include "store/schema.h"
+#include "store/session.h"
 #include "store/session_identity.h"
 #include "store/session_writer_internal.h"
-
-int wl_store_set_err(char *err, size_t n, const char *fmt, ...)
-{
-    if (err && n) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, n, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 int wl_store_exec(wl_session_writer *w, const char *sql, char *err, size_t n)
 {
@@ -52,6 +42,7 @@ wl_session_writer *wl_session_writer_create(const char *path, char *err, size_t 
     }
     strcpy(w->final_path, path);
     unlink(w->tmp_path);
+    wl_store_init(); /* before this process's first use of SQLite (`warplens run` reads the session next) */
     if (sqlite3_open_v2(w->tmp_path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         wl_store_set_err(err, err_size, "cannot create %s: %s", w->tmp_path, w->db ? sqlite3_errmsg(w->db) : "?");
         wl_session_writer_abort(w);

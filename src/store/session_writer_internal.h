@@ -10,6 +10,7 @@
 #include "capfile/capfile.h"
 #include "store/id_map.h"
 #include "store/session_writer.h"
+#include "store/sql_util.h"
 
 enum stmt_id {
     S_PROCESS, S_DEVICE, S_THREAD, S_KNAME_FIND, S_KNAME_ADD, S_API, S_KERNEL, S_MEMCPY, S_MEMSET,
@@ -71,7 +72,6 @@ typedef struct import_ctx {
     size_t err_size;
 } import_ctx;
 
-int wl_store_set_err(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int wl_store_exec(wl_session_writer *w, const char *sql, char *err, size_t n);
 
 /* binding helpers (session_import.c) */

@@ -1,6 +1,7 @@
 /* SQLite helpers (see sql_util.h). */
 #include "store/sql_util.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 void wl_sql_text_col(sqlite3_stmt *st, int col, char *out, size_t n)
@@ -45,4 +46,15 @@ int wl_sql_has_table(sqlite3 *db, const char *name)
         sqlite3_finalize(st);
     }
     return found;
+}
+
+int wl_store_set_err(char *err, size_t n, const char *fmt, ...)
+{
+    if (err && n) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, n, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
 }

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Formats a one-line error into err (when err is given); returns -1, for `return set_err(...)`. */
+int wl_store_set_err(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Copies a text column into out ("" for NULL), always terminated. */
 void wl_sql_text_col(sqlite3_stmt *st, int col, char *out, size_t n);
 /* The first column of the first row of sql as an integer; 0 when there is none or sql fails. */

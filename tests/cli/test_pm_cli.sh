@@ -95,7 +95,8 @@ FAKE_PM_ENABLE_ERROR=35 WARPLENS_PM_SAMPLING=default "$DRV" p.wlcap 50 2>p.err &
     && grep -q "Tracing continues" p.err && ok || bad "permission message: $(cat p.err)"
 "$W" import -o p.wlsession p.wlcap >/dev/null 2>&1 && [ "$(q p.wlsession "SELECT status FROM pm_config")" = off ] && ok \
     || bad "permission: status off"
-"$W" samples p.wlsession --pm >/dev/null 2>p2.err; [ $? = 1 ] && grep -q "PM sampling on GPU 0 was off:" p2.err \
+"$W" samples p.wlsession --pm >/dev/null 2>p2.err; [ $? = 1 ] && [ "$(wc -l <p2.err)" = 1 ] \
+    && grep -q "no PM samples in this session; PM sampling was asked for: GPU 0 off: " p2.err \
     && grep -q "NVreg_RestrictProfilingToAdminUsers=0" p2.err && ok || bad "samples --pm where PM was off: $(cat p2.err)"
 
 FAKE_PM_UNSUPPORTED=1 WARPLENS_PM_SAMPLING=default "$DRV" x.wlcap 50 2>x.err && ok || bad "driver (unsupported)"

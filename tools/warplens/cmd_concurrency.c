@@ -10,6 +10,7 @@
 #include "format.h"
 #include "kernel_format.h"
 #include "store/session_kernels.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 typedef struct pair_stat {
@@ -191,18 +192,16 @@ int cmd_concurrency(int argc, char **argv)
         return 2;
     }
     char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     if (c.series)
         printf("pid,device_id,ts_ns,running,warp_fill_pct,sm_fill_pct,oversubscribed\n");
     wl_conc_callbacks cb = {on_kernel, on_point, c.series ? NULL : on_pair, &c};
     int64_t n = wl_session_concurrency(s, NULL, &cb, err, sizeof err);
     int rc = 0;
     if (n < 0 || c.oom) {
-        fprintf(stderr, "warplens concurrency: %s\n", n < 0 ? err : "out of memory");
+        cli_read_error(s, "warplens concurrency: %s\n", n < 0 ? err : "out of memory");
         rc = 1;
     } else if (!c.series) {
         printf("Kernel concurrency (theoretical occupancy; %lld timed kernels)\n", (long long)n);
@@ -215,6 +214,5 @@ int cmd_concurrency(int argc, char **argv)
     }
     free(c.devs);
     free(c.pairs);
-    wl_session_close(s);
-    return rc;
+    return cli_session_close(s, rc);
 }

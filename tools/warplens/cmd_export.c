@@ -10,6 +10,7 @@
 
 #include "common/atomic_file.h"
 #include "export/session_export.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -105,16 +106,13 @@ int cmd_export(int argc, char **argv)
         return 2;
     }
     char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     wl_atomic_file f;
     if (wl_atomic_file_open(&f, out)) {
         fprintf(stderr, "warplens export: cannot write %s: %m\n", out);
-        wl_session_close(s);
-        return 1;
+        return cli_session_close(s, 1);
     }
     static char iobuf[1 << 20];
     setvbuf(f.fp, iobuf, _IOFBF, sizeof iobuf);
@@ -130,10 +128,10 @@ int cmd_export(int argc, char **argv)
                            : wl_export_perfetto(s, f.fp, &opt, &st, err, sizeof err);
     if (ps.shown)
         fputc('\n', stderr);
-    wl_session_close(s);
-    if (rc) {
+    if (rc)
+        cli_read_error(s, "warplens export: %s\n", err);
+    if (cli_session_close(s, rc ? 1 : 0)) {
         wl_atomic_file_abort(&f);
-        fprintf(stderr, "warplens export: %s\n", err);
         return 1;
     }
     if (wl_atomic_file_commit(&f)) {

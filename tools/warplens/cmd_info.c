@@ -1,10 +1,13 @@
-/* `warplens info <session>`: what a session holds (processes, devices, completeness, counts). */
+/* `warplens info <session> [--check]`: what a session holds (processes, devices, completeness,
+ * counts, the rows left out of a damaged session), or with --check every check of its damage. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "format.h"
+#include "cli_session.h"
 #include "stats_print.h"
+#include "store/session_check.h"
 #include "verbs.h"
 
 /* The recorder's own figures: how much memory recording took and how its buffers were served. */
@@ -59,31 +62,120 @@ static void print_device(const wl_device_row *d, void *arg)
            d->mem_bus_width_bits);
 }
 
-int cmd_info(int argc, char **argv)
+/* The rows every reader left out, per table, in one line (info's overview). */
+static void print_damage(wl_session *s)
 {
-    if (argc != 2 || argv[1][0] == '-') {
-        if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-            printf("usage: warplens info <session>\n");
-            return 0;
-        }
-        fprintf(stderr, "usage: warplens info <session>\n");
-        return 2;
+    wl_damage_count d[40];
+    int n = wl_session_damage(s, 0, d, 40);
+    if (n < 0) {
+        printf("damaged   the rows could not all be checked (see `warplens info --check %s`)\n", wl_session_path(s));
+        return;
     }
-    char err[512];
-    wl_session *s = wl_session_open(argv[1], err, sizeof err);
+    if (n == 0)
+        return;
+    uint64_t total = 0;
+    for (int i = 0; i < n && i < 40; i++)
+        total += d[i].rows;
+    printf("damaged   %" PRIu64 " row%s left out by every reader (they break the session's schema):", total,
+           total == 1 ? "" : "s");
+    for (int i = 0; i < n && i < 40; i++)
+        printf("%s %s %" PRIu64, i ? "," : "", d[i].table, d[i].rows);
+    printf("; `warplens info --check %s` lists them\n", wl_session_path(s));
+}
+
+typedef struct check_out {
+    const char *section;
+} check_out;
+
+static void print_finding(const char *section, const char *line, void *arg)
+{
+    check_out *o = arg;
+    static const struct {
+        const char *section, *title;
+    } T[] = {{"file", "SQLite's integrity check of the file"},
+             {"structure", "tables, columns and indexes the readers need"},
+             {"rows", "rows that break the session's schema (every reader leaves them out)"},
+             {"consistency", "rows that disagree with others (read as they are: a link that names no row as no link,"
+                             " a repeated row twice)"}};
+    if (!o->section || strcmp(o->section, section)) {
+        for (size_t i = 0; i < sizeof T / sizeof T[0]; i++)
+            if (!strcmp(T[i].section, section))
+                printf("%s:\n", T[i].title);
+        o->section = section;
+    }
+    printf("  %s\n", line);
+}
+
+/* `warplens info --check`: every check; the status says whether anything is wrong. */
+static int check(const char *path)
+{
+    char err[1024];
+    wl_session *s = wl_session_open_flags(path, WL_OPEN_DAMAGED, err, sizeof err);
     if (!s) {
         fprintf(stderr, "warplens: %s\n", err);
         return 1;
     }
+    check_out o = {NULL};
+    int problems = wl_session_check(s, 5, print_finding, &o);
+    if (problems)
+        printf("%s: %d problem%s found (docs/schema.md, \"Damaged sessions\", says what readers do with them)\n", path,
+               problems, problems == 1 ? "" : "s");
+    else
+        printf("%s: no problem found (file, structure, every row and link checked)\n", path);
+    char what[512];
+    if (wl_session_read_failure(s, what, sizeof what) && !problems) {
+        printf("%s: SQLite reported %s while checking\n", path, what);
+        problems = 1;
+    }
+    wl_session_close(s);
+    return problems ? 1 : 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: warplens info <session> [--check]\n"
+                 "  --check   check the file (SQLite's integrity check), its tables, columns and indexes, every row\n"
+                 "            against the session's schema and the links between rows; list what is wrong (exit\n"
+                 "            status 1 when anything is)\n");
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    int do_check = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(argv[i], "--check")) {
+            do_check = 1;
+        } else if (argv[i][0] == '-' || path) {
+            fprintf(stderr, "warplens info: %s '%s'\n", argv[i][0] == '-' ? "unknown option" : "one session at a time, extra",
+                    argv[i]);
+            usage(stderr);
+            return 2;
+        } else {
+            path = argv[i];
+        }
+    }
+    if (!path) {
+        usage(stderr);
+        return 2;
+    }
+    if (do_check)
+        return check(path);
+    wl_session *s = cli_session_open(path);
+    if (!s)
+        return 1;
     char v[256];
-    printf("session   %s (schema %d", argv[1], wl_session_schema_version(s));
+    printf("session   %s (schema %d", path, wl_session_schema_version(s));
     if (wl_session_meta(s, "command", v, sizeof v) == 0)
         printf(", exit status %s", wl_session_meta(s, "exit_status", v, sizeof v) == 0 ? v : "?");
     printf(")\n");
     print_overview(s);
+    print_damage(s);
     printf("\n");
     wl_session_each_process(s, print_process, s);
     wl_session_each_device(s, print_device, NULL);
-    wl_session_close(s);
-    return 0;
+    return cli_session_close(s, 0);
 }

@@ -18,6 +18,7 @@
 #include "analysis/throughput.h"
 #include "samples_print.h"
 #include "stalls_print.h"
+#include "cli_session.h"
 #include "store/session_identity.h"
 #include "verbs.h"
 
@@ -329,12 +330,9 @@ int cmd_kernel(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     int rc = 2;
     long long id = -1;
     int64_t name_id = -1;
@@ -348,7 +346,7 @@ int cmd_kernel(int argc, char **argv)
             goto out;
         }
         if (read_kernel(s, id, &p) != 0) {
-            fprintf(stderr, "warplens kernel: no kernel with id %lld in %s\n", id, path);
+            rc = cli_no_row(s, "kernel", id, "warplens kernel: no kernel with id %lld in %s\n", id, path) ? 1 : 2;
             goto out;
         }
         name_id = p.row.name_id;
@@ -356,7 +354,7 @@ int cmd_kernel(int argc, char **argv)
         int64_t ids[8];
         int n = wl_session_find_kernel_names(s, target, ids, 8);
         if (n <= 0) {
-            fprintf(stderr, "warplens kernel: no kernel named '%s' in %s (see `warplens kernels`)\n", target, path);
+            cli_read_error(s, "warplens kernel: no kernel named '%s' in %s (see `warplens kernels`)\n", target, path);
             goto out;
         }
         if (n > 1) {
@@ -376,7 +374,7 @@ int cmd_kernel(int argc, char **argv)
         if (call) {
             id = wl_session_kernel_nth_call(s, name_id, call);
             if (id < 0) {
-                fprintf(stderr, "warplens kernel: --call %lld: the kernel has %" PRIu64 " calls\n", call,
+                cli_read_error(s, "warplens kernel: --call %lld: the kernel has %" PRIu64 " calls\n", call,
                         sum ? sum->calls : 0);
                 goto out;
             }
@@ -385,7 +383,7 @@ int cmd_kernel(int argc, char **argv)
             why = sum && sum->calls > 1 ? " (representative: most frequent configuration, closest to the median)" : "";
         }
         if (id < 0 || read_kernel(s, id, &p) != 0) {
-            fprintf(stderr, "warplens kernel: cannot read the calls of '%s'\n", target);
+            cli_read_error(s, "warplens kernel: cannot read the calls of '%s'\n", target);
             rc = 1;
             goto out;
         }
@@ -397,6 +395,5 @@ int cmd_kernel(int argc, char **argv)
 out:
     pick_free(&p);
     free(sums);
-    wl_session_close(s);
-    return rc;
+    return cli_session_close(s, rc);
 }

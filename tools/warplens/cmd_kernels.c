@@ -16,6 +16,7 @@
 #include "kernel_format.h"
 #include "metrics_print.h"
 #include "stalls_print.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 #define WIDTH 100
@@ -421,33 +422,28 @@ int cmd_kernels(int argc, char **argv)
         cols[i] = DEFAULT_COLS[i];
     if (columns && (ncols = parse_columns(columns, cols)) < 0)
         return 2;
-    char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     if (calls || by_op) {
         int rc = by_op ? kernels_by_op(s, sort, g_reverse, csv, json, top) : kernels_calls(s, csv, json, top);
-        wl_session_close(s);
-        return rc;
+        return cli_session_close(s, rc);
     }
     wl_kernel_table_row *rows;
     int n = wl_kernel_table(s, NULL, &rows);
     if (n < 0) {
-        fprintf(stderr, "warplens kernels: cannot read the kernels of %s\n", path);
-        wl_session_close(s);
-        return 1;
+        cli_read_error(s, "warplens kernels: cannot read the kernels of %s\n", path);
+        return cli_session_close(s, 1);
     }
     if (n > 1)
         qsort(rows, (size_t)n, sizeof *rows, cmp_rows);
     int shown = top > 0 && top < n ? (int)top : n;
     wl_metric_set metrics;
     if (wl_session_metrics(s, WL_METRICS_BY_NAME, &metrics) != 0)
-        fprintf(stderr, "warplens kernels: cannot read the hardware metrics of %s\n", path);
+        cli_read_error(s, "warplens kernels: cannot read the hardware metrics of %s\n", path);
     wl_stall_set stall_set;
     if (wl_session_stalls(s, WL_STALLS_BY_NAME, -1, &stall_set) != 0)
-        fprintf(stderr, "warplens kernels: cannot read the warp stall samples of %s\n", path);
+        cli_read_error(s, "warplens kernels: cannot read the warp stall samples of %s\n", path);
     int64_t *ids = malloc((size_t)(shown ? shown : 1) * sizeof *ids);
     char **names = malloc((size_t)(shown ? shown : 1) * sizeof *names);
     char **short_names = malloc((size_t)(shown ? shown : 1) * sizeof *short_names);
@@ -483,6 +479,5 @@ int cmd_kernels(int argc, char **argv)
     wl_stall_set_free(&stall_set);
     wl_metric_set_free(&metrics);
     wl_kernel_table_free(rows, n);
-    wl_session_close(s);
-    return 0;
+    return cli_session_close(s, 0);
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "analysis/kernel_backend.h"
+#include "cli_session.h"
 #include "analysis/kernel_occupancy.h"
 #include "format.h"
 #include "kernel_format.h"
@@ -95,7 +96,7 @@ int kernels_calls(wl_session *s, int csv, int json, long long top)
     wl_kernel_cursor *c = wl_kernel_cursor_open(s, NULL, err, sizeof err);
     wl_occ_cache *cache = wl_occ_cache_new(s);
     if (!c || !cache) {
-        fprintf(stderr, "warplens kernels: %s\n", c ? "out of memory" : err);
+        cli_read_error(s, "warplens kernels: %s\n", c ? "out of memory" : err);
         wl_kernel_cursor_close(c);
         wl_occ_cache_free(cache);
         return 1;

@@ -9,6 +9,7 @@
 #include "analysis/kernel_occupancy.h"
 #include "format.h"
 #include "store/session_kernels.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 typedef struct check_ctx {
@@ -86,19 +87,17 @@ int cmd_occupancy_check(int argc, char **argv)
         return 2;
     }
     char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     check_ctx x = {s, verbose, 0, 0, 0, 0, 0};
     int n = wl_session_each_occ_check(s, check_one, &x, err, sizeof err);
-    wl_session_close(s);
     if (n <= 0) {
-        fprintf(stderr, "warplens: %s\n", err);
+        cli_read_error(s, "warplens: %s\n", err);
+        cli_session_close(s, 1);
         return 1;
     }
     printf("\n%d distinct launch configurations: %d agree with the driver, %d differ, %d not comparable\n",
            x.checked, x.agree, x.differ, x.skipped);
-    return x.differ || !x.checked ? 1 : 0;
+    return cli_session_close(s, x.differ || !x.checked ? 1 : 0);
 }

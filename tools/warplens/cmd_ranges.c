@@ -15,6 +15,7 @@
 #include "metrics_print.h"
 #include "range_print.h"
 #include "store/session_cursors.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 #define WIDTH 100
@@ -360,18 +361,15 @@ int cmd_ranges(int argc, char **argv)
     if (rc >= 0)
         return rc;
     char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     wl_range_view v;
     wl_metric_acc *acc = malloc(sizeof *acc);
     if (!acc || wl_range_view_open(s, 0, &v, err, sizeof err) != 0) {
-        fprintf(stderr, "warplens ranges: %s\n", acc ? err : "out of memory");
+        cli_read_error(s, "warplens ranges: %s\n", acc ? err : "out of memory");
         free(acc);
-        wl_session_close(s);
-        return 1;
+        return cli_session_close(s, 1);
     }
     size_t n = 0;
     row *rows = make_rows(&v, &o, acc, &n);
@@ -397,6 +395,5 @@ int cmd_ranges(int argc, char **argv)
     free(rows);
     free(acc);
     wl_range_view_close(&v);
-    wl_session_close(s);
-    return rc;
+    return cli_session_close(s, rc);
 }

@@ -7,6 +7,7 @@
 
 #include "common/atomic_file.h"
 #include "export/html_report.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -55,23 +56,20 @@ int cmd_report(int argc, char **argv)
         return 2;
     }
     char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     wl_atomic_file f;
     if (wl_atomic_file_open(&f, out)) {
         fprintf(stderr, "warplens report: cannot write %s: %m\n", out);
-        wl_session_close(s);
-        return 1;
+        return cli_session_close(s, 1);
     }
     wl_report_stats st;
     int rc = wl_report_html(s, f.fp, &o, &st, err, sizeof err);
-    wl_session_close(s);
-    if (rc) {
+    if (rc)
+        cli_read_error(s, "warplens report: %s\n", err);
+    if (cli_session_close(s, rc ? 1 : 0)) {
         wl_atomic_file_abort(&f);
-        fprintf(stderr, "warplens report: %s\n", err);
         return 1;
     }
     if (wl_atomic_file_commit(&f)) {

@@ -10,6 +10,7 @@
 #include "samples_print.h"
 #include "store/session_pm.h"
 #include "store/session_cursors.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -83,32 +84,31 @@ int cmd_samples(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     if (only_nvml && only_pm) {
         fprintf(stderr, "warplens samples: --nvml and --pm exclude each other\n");
-        wl_session_close(s);
-        return 2;
+        return cli_session_close(s, 2);
     }
     int nvml = !only_pm && wl_session_has_device_samples(s);
     int pm = !only_nvml && wl_session_has_pm_samples(s);
     if (!nvml && !pm) {
-        fprintf(stderr, "warplens: no %s in this session (record with `warplens run --nvml-interval MS` or"
-                        " `--pm-sampling`; the recorder says why when sampling is not available)\n",
-                only_pm ? "PM samples" : only_nvml ? "device samples (NVML)" : "device samples (NVML or PM)");
+        const char *what = only_pm ? "PM samples" : only_nvml ? "device samples (NVML)" : "device samples (NVML or PM)";
         wl_pm_config_row *cfg;
         int nc = only_nvml ? 0 : wl_session_pm_configs(s, &cfg);
-        for (int i = 0; i < nc; i++) /* PM sampling was asked for: the recorder's lines say what happened */
-            fprintf(stderr, "warplens: PM sampling on GPU %u was %s:\n%s\n", cfg[i].device_id, cfg[i].status,
-                    cfg[i].detail);
+        if (nc <= 0)
+            cli_read_error(s, "warplens: no %s in this session (record with `warplens run --nvml-interval MS` or"
+                            " `--pm-sampling`; the recorder says why when sampling is not available)\n", what);
+        else /* PM sampling was asked for: the recorder's status lines say what happened, in one line */
+            {
+            char line[4096];
+            cli_read_error(s, "warplens: no %s in this session; PM sampling was asked for: %s\n", what,
+                    pm_status_line(cfg, nc, line, sizeof line));
+        }
         if (nc > 0)
             free(cfg);
-        wl_session_close(s);
-        return 1;
+        return cli_session_close(s, 1);
     }
     wl_session_span span;
     wl_session_get_span(s, &span);
@@ -121,8 +121,10 @@ int cmd_samples(int argc, char **argv)
         int n = kernel >= 0 ? wl_kernel_device_samples(s, kernel, on_sample, &c)
                             : wl_device_samples_attribute(s, on_sample, &c);
         if (n < 0) {
-            fprintf(stderr, "warplens: %s\n", kernel >= 0 ? "no kernel with that id and timestamps in this session"
-                                                          : "reading the device samples failed");
+            if (kernel >= 0)
+                cli_no_row(s, "kernel", kernel, "warplens: no kernel with that id and timestamps in this session\n");
+            else
+                cli_read_error(s, "warplens: reading the device samples failed\n");
             rc = 1;
         }
     }
@@ -133,6 +135,5 @@ int cmd_samples(int argc, char **argv)
         if (pm_print(s, &po) != 0)
             rc = 1;
     }
-    wl_session_close(s);
-    return rc;
+    return cli_session_close(s, rc);
 }

@@ -7,6 +7,7 @@
 #include "samples_print.h"
 #include "stats_print.h"
 #include "store/session_metrics.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 static void usage(FILE *out)
@@ -67,18 +68,16 @@ int cmd_stats(int argc, char **argv)
         }
     }
     char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     /* sessions recorded with --metrics: the NVTX and scope tables are followed by their metrics */
     wl_range_view ranges;
     int has_ranges = 0;
     if (!opt.csv && (which < 0 || which == NVTX || which == SCOPES) && wl_session_has_metrics(s)) {
         has_ranges = wl_range_view_open(s, 1, &ranges, err, sizeof err) == 0;
         if (!has_ranges)
-            fprintf(stderr, "warplens stats: hardware metrics per range: %s\n", err);
+            cli_read_error(s, "warplens stats: hardware metrics per range: %s\n", err);
     }
     void (*printers[NTABLES])(wl_session *, const stats_options *) = {
         NULL, print_kernel_table, print_copy_table, print_api_table, print_nvtx_table,
@@ -120,6 +119,5 @@ int cmd_stats(int argc, char **argv)
     }
     if (has_ranges)
         wl_range_view_close(&ranges);
-    wl_session_close(s);
-    return 0;
+    return cli_session_close(s, 0);
 }

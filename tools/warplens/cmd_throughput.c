@@ -10,6 +10,7 @@
 #include "analysis/throughput.h"
 #include "format.h"
 #include "store/session_kernels.h"
+#include "cli_session.h"
 #include "verbs.h"
 
 static wl_tp_precision precision_of(const char *p)
@@ -46,18 +47,14 @@ int cmd_throughput(int argc, char **argv)
         fprintf(stderr, "usage: warplens throughput <session> [--csv]\n");
         return 2;
     }
-    char err[512];
-    wl_session *s = wl_session_open(path, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "warplens: %s\n", err);
+    wl_session *s = cli_session_open(path);
+    if (!s)
         return 1;
-    }
     wl_annotated_work *w;
     int n = wl_session_annotated_work(s, &w);
     if (n <= 0) {
-        fprintf(stderr, "warplens: no annotated work in this session (see warplens_annotate_next_launch in warplens.h)\n");
-        wl_session_close(s);
-        return 1;
+        cli_read_error(s, "warplens: no annotated work in this session (see warplens_annotate_next_launch in warplens.h)\n");
+        return cli_session_close(s, 1);
     }
     if (csv)
         printf("kind,name,precision,instances,flops,bytes,gpu_ns,tflops,gbps,pct_peak_compute,pct_peak_dram,"
@@ -85,6 +82,5 @@ int cmd_throughput(int argc, char **argv)
         }
     }
     free(w);
-    wl_session_close(s);
-    return 0;
+    return cli_session_close(s, 0);
 }

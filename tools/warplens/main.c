@@ -13,7 +13,7 @@ typedef struct verb {
 static const verb VERBS[] = {
     {"run", cmd_run, "run a program with the recorder injected and write a session"},
     {"stats", cmd_stats, "summary tables of a session (kernels, memcpy, API, NVTX, scopes, lost records)"},
-    {"info", cmd_info, "what a session holds: process, devices, record counts"},
+    {"info", cmd_info, "what a session holds: process, devices, record counts; --check: what is damaged"},
     {"import", cmd_import, "turn capture files (.wlcap) into a session database"},
     {"occupancy", cmd_occupancy, "theoretical occupancy of a launch configuration"},
     {"throughput", cmd_throughput, "TFLOP/s, GB/s, % of peak and roofline bound of annotated work"},

@@ -1,6 +1,7 @@
 /* PM samples in the terminal (see pm_print.h). Values: bytes as sizes, percentages with one
  * decimal, anything else with 4 significant digits. Per kernel, counters are sums over the
  * windows overlapping the launch and levels are time-weighted means (analysis/pm_samples.h). */
+#include "cli_session.h"
 #include "pm_print.h"
 
 #include <inttypes.h>
@@ -227,7 +228,7 @@ int pm_print(wl_session *s, const pm_print_options *o)
     wl_pm_metric_row *m;
     int n = wl_session_pm_metrics(s, &m);
     if (n < 0) {
-        fprintf(stderr, "warplens: reading the PM metrics failed\n");
+        cli_read_error(s, "warplens: reading the PM metrics failed\n");
         return -1;
     }
     pctx c = {o, m, n, 0, 0, 0, 0};
@@ -236,7 +237,8 @@ int pm_print(wl_session *s, const pm_print_options *o)
     if (rc == 0 && o->kernel_id >= 0) {
         uint32_t pid, dev;
         if (wl_session_kernel_interval(s, o->kernel_id, &pid, &dev, &w.from_ns, &w.to_ns) != 0) {
-            fprintf(stderr, "warplens: no kernel with id %" PRId64 " and timestamps in this session\n", o->kernel_id);
+            cli_no_row(s, "kernel", o->kernel_id, "warplens: no kernel with id %" PRId64 " and timestamps in this session\n",
+                       o->kernel_id);
             free(m);
             return -1;
         }
@@ -267,7 +269,7 @@ int pm_print(wl_session *s, const pm_print_options *o)
                         WIDTH);
         }
         if (wl_pm_attribute(s, m, n, &w) < 0) {
-            fprintf(stderr, "warplens: reading the PM samples failed\n");
+            cli_read_error(s, "warplens: reading the PM samples failed\n");
             rc = -1;
         } else if (!o->csv && c.rows == 0) {
             printf(windows ? "(no window)\n" : "(no kernel overlaps a PM window)\n");
@@ -291,4 +293,23 @@ void pm_print_run_note(wl_session *s, const char *session_path)
             printf("  -> warplens samples %s --pm\n", session_path);
     }
     free(cfg);
+}
+
+const char *pm_status_line(const wl_pm_config_row *cfg, int n, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && o + 1 < size; i++) {
+        o += (size_t)snprintf(buf + o, size - o, "%sGPU %u %s: ", i ? "; " : "", cfg[i].device_id, cfg[i].status);
+        for (const char *c = cfg[i].detail; *c && o + 3 < size; c++) {
+            if (*c == '\n') {
+                if (c[1])
+                    buf[o++] = ';', buf[o++] = ' ';
+            } else if ((unsigned char)*c >= 32) {
+                buf[o++] = *c;
+            }
+        }
+        buf[o < size ? o : size - 1] = 0;
+    }
+    return buf;
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "store/session.h"
+#include "store/session_pm.h"
 
 typedef struct pm_print_options {
     int csv;
@@ -20,6 +21,9 @@ typedef struct pm_print_options {
 
 /* Prints the PM tables; returns 0, or -1 on a read error (message printed). */
 int pm_print(wl_session *s, const pm_print_options *o);
+
+/* The recorder's PM status lines of every GPU, in one line: "GPU 0 off: line; line". */
+const char *pm_status_line(const wl_pm_config_row *cfg, int n, char *buf, size_t size);
 
 /* For the run summary: per GPU, how many windows PM sampling took, or the last line saying why it
  * was off; prints nothing without PM sampling. */
