@@ -54,7 +54,7 @@ typedef struct image {
 static image g_base[2][MAX_SESSIONS];
 static char g_names[MAX_SESSIONS][64];
 static int g_nbase;
-static char g_dir[128], g_session[160], g_pftrace[160], g_json[160], g_html[160];
+static char g_dir[128], g_session[160], g_pftrace[160], g_json[160], g_html[160], g_jfr[160];
 static unsigned long long g_runs, g_sql_ops, g_sql_failed, g_byte_ops, g_status[3];
 static enum { OPS_BOTH, OPS_SQL, OPS_BYTES } g_ops; /* WL_FUZZ_OPS: sql, bytes or both (default) */
 
@@ -62,7 +62,7 @@ static enum { OPS_BOTH, OPS_SQL, OPS_BYTES } g_ops; /* WL_FUZZ_OPS: sql, bytes o
 
 typedef struct verb_call {
     int (*fn)(int, char **);
-    const char *args[8]; /* "S" stands for the session, "P"/"J"/"H" for the output files */
+    const char *args[8]; /* "S" stands for the session, "P"/"J"/"R"/"H" for the output files */
     int verdict;         /* status 1 may be the verb's verdict, printed on stdout (problems found) */
 } verb_call;
 
@@ -76,6 +76,8 @@ static const verb_call VERBS[] = {
     {cmd_kernels, {"kernels", "S", "--csv"}},
     {cmd_kernels, {"kernels", "S", "--calls"}},
     {cmd_kernels, {"kernels", "S", "--stalls"}},
+    {cmd_kernels, {"kernels", "S", "--calls", "--json"}},
+    {cmd_kernels, {"kernels", "S", "--by", "op"}},
     {cmd_kernel, {"kernel", "S", "1"}},
     {cmd_kernel, {"kernel", "S", "2", "--call", "2"}},
     {cmd_kernel, {"kernel", "S", "matmul"}},
@@ -92,6 +94,7 @@ static const verb_call VERBS[] = {
     {cmd_occupancy_check, {"occupancy-check", "S", "--all"}, 1},
     {cmd_export, {"export", "S", "-o", "P"}},
     {cmd_export, {"export", "S", "--format", "json", "-o", "J"}},
+    {cmd_export, {"export", "S", "-o", "R"}},
     {cmd_report, {"report", "S", "-o", "H"}},
 };
 #define NVERBS (sizeof VERBS / sizeof VERBS[0])
@@ -516,6 +519,7 @@ static void report(void)
         unlink(g_pftrace);
         unlink(g_json);
         unlink(g_html);
+        unlink(g_jfr);
         rmdir(g_dir);
     }
 }
@@ -562,6 +566,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     snprintf(g_pftrace, sizeof g_pftrace, "%s/t.pftrace", g_dir);
     snprintf(g_json, sizeof g_json, "%s/t.json", g_dir);
     snprintf(g_html, sizeof g_html, "%s/t.html", g_dir);
+    snprintf(g_jfr, sizeof g_jfr, "%s/t.jfr", g_dir);
     /* the verbs' tables go nowhere (their stderr is captured per run) */
     int null = open("/dev/null", O_WRONLY);
     if (null < 0 || dup2(null, STDOUT_FILENO) < 0) {
@@ -597,6 +602,7 @@ static int run_verb(const verb_call *v, char *err, size_t err_size)
                               : !strcmp(a, "P") ? g_pftrace
                               : !strcmp(a, "J") ? g_json
                               : !strcmp(a, "H") ? g_html
+                              : !strcmp(a, "R") ? g_jfr
                                                 : a);
     }
     argv[argc] = NULL;
