@@ -14,7 +14,8 @@ step() { echo; echo "=== $* ==="; }
 run_step() { # name command...
     local name=$1; shift
     step "$name"
-    if "$@"; then echo "[suite] $name: ok"; else echo "[suite] $name: FAILED"; fails=$((fails+1)); fi
+    local t0=$SECONDS
+    if "$@"; then echo "[suite] $name: ok ($((SECONDS - t0)) s)"; else echo "[suite] $name: FAILED ($((SECONDS - t0)) s)"; fails=$((fails+1)); fi
 }
 
 step "device"

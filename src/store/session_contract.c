@@ -325,7 +325,9 @@ static int kernel_stall_rel(const wl_cell *c, const wl_contract_env *env, char *
 /* Kernel identity (session_identity.h) and the recorder's own figures; op ids that name no op
  * row read as no operation (the readers join). */
 static const wl_col_rule OP[] = {I("id", I64), S("source"), S("name"), S("shape")};
-static const wl_col_rule TIER_CHANGE[] = {I("pid", U32), I("tid", U32), T("ts_ns"), RULE("tier", WL_COL_TEXT, 1, 0, 0, 0)};
+/* (ts_ns 0: the process's default tier, WARPLENS_TIER, in effect from the start) */
+static const wl_col_rule TIER_CHANGE[] = {I("pid", U32), I("tid", U32), I("ts_ns", 0, WL_TIME_MAX),
+                                          RULE("tier", WL_COL_TEXT, 1, 0, 0, 0)};
 static const wl_col_rule RECORDER_STAT[] = {I("pid", U32), S("name"), I("value", CNT)};
 
 #define TABLE(name, req, rowid, cols, rel) {name, req, rowid, cols, (int)(sizeof cols / sizeof cols[0]), rel}
