@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_session.h"
 #include "format.h"
 #include "kernel_format.h"
 #include "store/session_identity.h"
@@ -50,8 +51,12 @@ int kernels_by_op(wl_session *s, const char *sort, int reverse, int csv, int jso
     wl_op_summary *ops;
     int n = wl_session_op_summaries(s, &ops);
     if (n < 0) {
-        fprintf(stderr, "warplens kernels: this session carries no operations (made before kernel identity):"
-                        " run `warplens import --upgrade SESSION` first\n");
+        char what[8];
+        if (wl_session_read_failure(s, what, sizeof what) || wl_session_has_identity(s))
+            cli_read_error(s, "warplens kernels: cannot read the operations of %s\n", wl_session_path(s));
+        else
+            fprintf(stderr, "warplens kernels: this session carries no operations (made before kernel identity):"
+                            " run `warplens import --upgrade SESSION` first\n");
         return 1;
     }
     uint64_t gpu_all = 0, kernels_all = 0;
