@@ -31,6 +31,7 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_STALL_REASON: return sizeof(wlcap_stall_reason);
     case WLCAP_KERNEL_STALL: return sizeof(wlcap_kernel_stall);
     case WLCAP_CAPTURE_RANGE: return sizeof(wlcap_capture_range);
+    case WLCAP_METRIC_OWNER: return sizeof(wlcap_metric_owner);
     default: return 0;
     }
 }
@@ -48,7 +49,7 @@ const char *wlcap_type_name(uint16_t type)
         [WLCAP_DEVICE_SAMPLE] = "device_sample",  [WLCAP_PM_METRIC_DEF] = "pm_metric_def",
         [WLCAP_PM_SAMPLE] = "pm_sample",
         [WLCAP_STALL_REASON] = "stall_reason",   [WLCAP_KERNEL_STALL] = "kernel_stall",
-        [WLCAP_CAPTURE_RANGE] = "capture_range",
+        [WLCAP_CAPTURE_RANGE] = "capture_range", [WLCAP_METRIC_OWNER] = "metric_owner",
     };
     return type < WLCAP_TYPE_COUNT && names[type] ? names[type] : "unknown";
 }
