@@ -150,13 +150,15 @@ void wl_cupti_enable_extcorr(void);               /* idempotent; at the first sc
 uint64_t wl_cupti_now_ns(void);                   /* CUPTI's clock (CLOCK_REALTIME if it fails) */
 int wl_scopes_used(void);                         /* api_bridge.c: a scope was opened already */
 
-/* range_profiler.c: hardware metrics per kernel (WARPLENS_METRICS). init reads the environment
- * (1 when metrics are on); launch runs in the driver launch callbacks (entry and exit); drain runs
- * on the writer thread; stop and context_destroyed decode what is left. */
-int wl_metrics_init(void);
+/* range_profiler.c, metric_calls.c: hardware metrics per kernel, copy and set (WARPLENS_METRICS).
+ * init reads the environment (1 when metrics are on; the progress side file goes next to the
+ * capture); call runs in the driver callbacks of launches, graph launches, copies and sets (entry
+ * and exit); drain runs on the writer thread; stop and context_destroyed decode what is left. */
+int wl_metrics_init(const char *capture_path);
 int wl_metrics_enabled(void);
-int wl_metrics_is_launch(uint32_t cbid);
-void wl_metrics_launch(uint32_t cbid, const void *cbdata);
+int wl_metrics_is_launch(uint32_t cbid);          /* kernel and graph launches */
+int wl_metrics_is_call(uint32_t cbid);            /* launches, copies and sets */
+void wl_metrics_call(uint32_t cbid, const void *cbdata);
 void wl_metrics_context_destroyed(void *ctx);
 void wl_metrics_stop(void);
 void wl_metrics_drain(void);
