@@ -412,7 +412,7 @@ typedef struct wlcap_capture_range {
 } wlcap_capture_range;
 static_assert(sizeof(wlcap_capture_range) == 16, "wlcap_capture_range layout");
 
-enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
+enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2, WLCAP_END_SIGNAL = 3 /* SIGTERM/INT/HUP, --metrics */ };
 
 /* What the recorder was asked to record (WARPLENS_RECORD / `warplens run --record`). */
 enum wl_record_mask {

@@ -681,7 +681,13 @@ mctx *wl_rp_context(CUcontext ctx)
 static void finish(mctx *m)
 {
     pthread_mutex_lock(&m->lock);
+    /* at exit or on a signal this may be another thread than the context's */
+    int pushed = m->state == M_RUNNING && cuCtxPushCurrent(m->ctx) == CUDA_SUCCESS;
     wl_rp_flush(m);
+    if (pushed) {
+        CUcontext popped;
+        (void)cuCtxPopCurrent(&popped);
+    }
     wl_rp_teardown(m);
     if (m->state == M_RUNNING)
         m->state = M_FAILED, snprintf(m->status, sizeof m->status, "finished");
@@ -704,6 +710,16 @@ void wl_metrics_stop(void)
     for (int i = 0; i < MAX_CTX; i++)
         if (g_ctx[i].ctx)
             finish(&g_ctx[i]);
+}
+
+/* Under kernel replay CUPTI gives kernel records no timestamps, and a record without them may
+ * wait in CUPTI's buffer until a forced flush (the issue's 2,000-kernel replay run stopped by
+ * SIGTERM left a session without a single kernel record): while some context replays kernels, the
+ * writer's periodic flush is forced, so kernel records reach the capture as their ranges do. Not
+ * under user replay, where a forced flush could take a running kernel's record before its times. */
+int wl_metrics_forced_flush(void)
+{
+    return g_on && atomic_load(&g_replay_kind) == WLCAP_METRIC_REPLAY_KERNEL;
 }
 
 /* <pid>.wlprogress for `warplens run`'s progress line, rewritten in place (writer thread). */

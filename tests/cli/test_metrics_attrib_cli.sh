@@ -156,6 +156,19 @@ kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
 check '[ "$(q long.wlsession "SELECT count(*) FROM metric_range WHERE kernel_id IS NOT NULL")" = 39 ]' \
     "killed: the 39 batches decoded before the last launch are kept: $(q long.wlsession 'SELECT count(*) FROM metric_range')"
 check '[ -s long.wlprogress ]' "killed: progress side file written"
+check '[ "$(q long.wlsession "SELECT complete FROM process")" = 0 ]' "killed: the session says incomplete"
+
+# SIGTERM with the recorder's signal handling (--metrics): the open batch is decoded, the capture
+# completed, and the process still ends by SIGTERM
+( DRIVER_KEEP_SIGNALS=1 exec "$DRV" long term.wlcap 40 >term.out 2>term.err ) &
+pid=$!
+for _ in $(seq 100); do grep -q READY term.out 2>/dev/null && break; sleep 0.1; done
+kill -TERM $pid 2>/dev/null; wait $pid; rc=$?
+check '[ "$rc" = 143 ]' "SIGTERM: the process ends by the signal (exit $rc): $(cat term.err)"
+"$W" import -o term.wlsession term.wlcap >/dev/null 2>&1 && ok || bad "SIGTERM: import"
+check '[ "$(q term.wlsession "SELECT count(*) FROM metric_range WHERE kernel_id IS NOT NULL")" = 40 ]' \
+    "SIGTERM: all 40 ranges, the open batch too: $(q term.wlsession 'SELECT count(*) FROM metric_range')"
+check '[ "$(q term.wlsession "SELECT complete FROM process")" = 1 ]' "SIGTERM: capture completed"
 
 # --- no permission: one line, no metrics, nothing else changes ----------------------------------------
 FAKE_RP_DENY=1 run deny deny

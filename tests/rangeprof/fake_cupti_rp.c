@@ -119,6 +119,8 @@ CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *st)
 }
 CUresult cuCtxGetCurrent(CUcontext *c) { *c = (CUcontext)1; return CUDA_SUCCESS; }
 CUresult cuDeviceGet(CUdevice *d, int ordinal) { *d = ordinal; return CUDA_SUCCESS; }
+CUresult cuCtxPushCurrent(CUcontext c) { return c ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+CUresult cuCtxPopCurrent(CUcontext *c) { *c = (CUcontext)1; return CUDA_SUCCESS; }
 
 CUptiResult cuptiGetDeviceId(CUcontext c, uint32_t *dev)
 {

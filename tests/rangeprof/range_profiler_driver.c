@@ -332,8 +332,27 @@ static void scenario_filters(void)
     }
 }
 
+static void finish_capture(uint32_t reason)
+{
+    writer_pass();
+    wl_metrics_stop(); /* the recorder's exit: the last batch */
+    writer_pass();
+    write_acts();
+    wlcap_end e;
+    memset(&e, 0, sizeof e);
+    e.end_ns = wl_realtime_ns();
+    e.reason = reason;
+    wl_capw_record(WLCAP_END, &e, sizeof e);
+    if (wl_capw_close() != 0)
+        fprintf(stderr, "closing the capture failed\n");
+}
+
+static void on_signal_finish(void) { finish_capture(WLCAP_END_SIGNAL); }
+
 static void scenario_long(int n)
 {
+    if (getenv("DRIVER_KEEP_SIGNALS"))
+        wl_signals_keep(on_signal_finish); /* as the recorder does with --metrics */
     static const char *a = "_Z1av", *b = "_Z1bv";
     for (int i = 0; i < n; i++) {
         kernel(i % 2 ? b : a, 10 + i % 2, 7);
@@ -363,6 +382,12 @@ int main(int argc, char **argv)
     g_t0 = wl_realtime_ns();
     if (wl_capw_open(argv[2], (uint64_t)getpid(), g_t0) != 0)
         return 1;
+    wlcap_process p;
+    memset(&p, 0, sizeof p);
+    p.pid = (uint32_t)getpid();
+    p.start_ns = g_t0;
+    p.rank = p.local_rank = p.world_size = p.ompi_rank = p.slurm_procid = -1;
+    wl_capw_record(WLCAP_PROCESS, &p, sizeof p);
     int on = wl_metrics_init(argv[2]);
     if (!strcmp(sc, "mixed") || !strcmp(sc, "deny"))
         scenario_mixed();
@@ -378,17 +403,7 @@ int main(int argc, char **argv)
         scenario_long(argc > 3 ? atoi(argv[3]) : 100);
     else
         return 2;
-    writer_pass();
-    wl_metrics_stop(); /* the recorder's exit: the last batch */
-    writer_pass();
-    write_acts();
-    wlcap_end e;
-    memset(&e, 0, sizeof e);
-    e.end_ns = wl_realtime_ns();
-    e.reason = WLCAP_END_EXIT;
-    wl_capw_record(WLCAP_END, &e, sizeof e);
-    if (wl_capw_close() != 0)
-        return 1;
+    finish_capture(WLCAP_END_EXIT);
     printf("on=%d enables=%d disables=%d configs=%d auto=%d user=%d kernel_replay=%d starts=%d stops=%d decodes=%d"
            " pushes=%d pops=%d profiled=%llu unprofiled=%llu passes=%d misuse=%d\n",
            on, fake_rp.enables, fake_rp.disables, fake_rp.configs, fake_rp.auto_configs, fake_rp.user_configs,
