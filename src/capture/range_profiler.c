@@ -462,6 +462,18 @@ static int graph_batch(const mctx *m)
            (m->calls[0].kind == WLCAP_OWNER_GRAPH_NODE || m->calls[0].kind == WLCAP_OWNER_GRAPH_LAUNCH);
 }
 
+static CUptiResult stop(mctx *m, uint8_t *all_submitted)
+{
+    CUpti_RangeProfiler_Stop_Params sp;
+    memset(&sp, 0, sizeof sp);
+    sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
+    sp.pRangeProfilerObject = m->obj;
+    CUptiResult st = cuptiRangeProfilerStop(&sp);
+    if (all_submitted)
+        *all_submitted = sp.isAllPassSubmitted;
+    return st;
+}
+
 void wl_rp_flush(mctx *m)
 {
     if (m->state != M_RUNNING || !m->running) {
@@ -470,11 +482,8 @@ void wl_rp_flush(mctx *m)
         return;
     }
     m->running = 0;
-    CUpti_RangeProfiler_Stop_Params sp;
-    memset(&sp, 0, sizeof sp);
-    sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
-    sp.pRangeProfilerObject = m->obj;
-    CUptiResult st = cuptiRangeProfilerStop(&sp);
+    uint8_t all_submitted = 0;
+    CUptiResult st = stop(m, &all_submitted);
     if (st != CUPTI_SUCCESS) {
         if (graph_batch(m))
             wl_rp_graph_refused(m, "stopping the range profiler", st);
@@ -482,7 +491,7 @@ void wl_rp_flush(mctx *m)
             explain(m, "stopping the range profiler", st);
         return;
     }
-    if (m->replay == CUPTI_UserReplay && !sp.isAllPassSubmitted) {
+    if (m->replay == CUPTI_UserReplay && !all_submitted) {
         /* one pass was configured: CUPTI asking for another would mean ranges without values */
         explain(m, "collecting without replay (CUPTI asked for another pass)", CUPTI_ERROR_NOT_SUPPORTED);
         return;
@@ -576,13 +585,8 @@ int wl_rp_graph_begin(mctx *m, uint32_t correlation_id)
         st = cuptiRangeProfilerPushRange(&pr);
     }
     if (st != CUPTI_SUCCESS) {
-        if (m->running) {
-            CUpti_RangeProfiler_Stop_Params sp;
-            memset(&sp, 0, sizeof sp);
-            sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
-            sp.pRangeProfilerObject = m->obj;
-            (void)cuptiRangeProfilerStop(&sp); /* best effort: the next call starts afresh */
-        }
+        if (m->running)
+            (void)stop(m, NULL); /* best effort: the next call starts afresh */
         wl_rp_graph_refused(m, "opening a user range", st);
         return -1;
     }

@@ -108,16 +108,22 @@ static int accumulate(sqlite3_stmt *st, wl_metric_set *m, const int64_t *ids)
 #define RANGE_TIED "(kernel_id IS NOT NULL OR memcpy_id IS NOT NULL OR memset_id IS NOT NULL OR coalesce(kind, '') IN" \
                    " ('memcpy', 'memset', 'graph_launch', 'internal'))"
 
-int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set *m)
+/* An empty set with the session's metric definitions: the number of metrics (0: none, -1: a
+ * database error; m->n is then 0). */
+static int begin_set(wl_session *s, wl_metric_set *m, int64_t *ids)
 {
     memset(m, 0, sizeof *m);
+    int n = read_defs(s->db, ids, m->names, &m->max_passes, m->status, sizeof m->status);
+    m->n = n > 0 ? n : 0;
+    return n;
+}
+
+int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set *m)
+{
     int64_t ids[WL_METRICS_MAX];
-    m->n = read_defs(s->db, ids, m->names, &m->max_passes, m->status, sizeof m->status);
-    if (m->n <= 0) {
-        int rc = m->n;
-        m->n = 0;
-        return rc;
-    }
+    int n = begin_set(s, m, ids);
+    if (n <= 0)
+        return n;
     m->kernel_replay = !wl_sql_has_column(s->db, "metric_config", "replay") ||
                        wl_sql_scalar_u64(s->db, "SELECT count(*) FROM metric_config WHERE status IS NULL AND"
                                                 " coalesce(replay, 'kernel') = 'kernel'") > 0;
@@ -146,16 +152,10 @@ int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set 
 
 int wl_session_copy_metrics(wl_session *s, wl_metric_set *m, char (*labels)[32], int max_labels)
 {
-    memset(m, 0, sizeof *m);
-    if (!wl_sql_has_table(s->db, "metric_range"))
-        return 0;
     int64_t ids[WL_METRICS_MAX];
-    m->n = read_defs(s->db, ids, m->names, &m->max_passes, NULL, 0);
-    if (m->n <= 0) {
-        int rc = m->n;
-        m->n = 0;
-        return rc;
-    }
+    int n = begin_set(s, m, ids);
+    if (n <= 0 || !wl_sql_has_table(s->db, "metric_range"))
+        return n < 0 ? n : 0;
     /* one group per label ("memcpy DtoD", "memset device"; a call split into several records: its
      * API call's name); one item per call, its ranges' counters summed */
 #define COPY_LABEL                                                                                               \

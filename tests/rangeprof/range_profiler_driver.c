@@ -33,6 +33,7 @@
 
 #include "capture/metric_filter.h"
 #include "capture/recorder.h"
+#include "../driver_capture.h"
 #include "common/clock.h"
 #include "fake_cupti_rp.h"
 
@@ -338,12 +339,7 @@ static void finish_capture(uint32_t reason)
     wl_metrics_stop(); /* the recorder's exit: the last batch */
     writer_pass();
     write_acts();
-    wlcap_end e;
-    memset(&e, 0, sizeof e);
-    e.end_ns = wl_realtime_ns();
-    e.reason = reason;
-    wl_capw_record(WLCAP_END, &e, sizeof e);
-    if (wl_capw_close() != 0)
+    if (driver_end_record(reason) != 0)
         fprintf(stderr, "closing the capture failed\n");
 }
 
@@ -382,12 +378,7 @@ int main(int argc, char **argv)
     g_t0 = wl_realtime_ns();
     if (wl_capw_open(argv[2], (uint64_t)getpid(), g_t0) != 0)
         return 1;
-    wlcap_process p;
-    memset(&p, 0, sizeof p);
-    p.pid = (uint32_t)getpid();
-    p.start_ns = g_t0;
-    p.rank = p.local_rank = p.world_size = p.ompi_rank = p.slurm_procid = -1;
-    wl_capw_record(WLCAP_PROCESS, &p, sizeof p);
+    driver_process_record(g_t0);
     int on = wl_metrics_init(argv[2]);
     if (!strcmp(sc, "mixed") || !strcmp(sc, "deny"))
         scenario_mixed();
