@@ -92,9 +92,9 @@ static void test_isolated(void)
     CHECK_EQ_INT(out[4].part, 4);
     CHECK_EQ_INT(out[4].parts, 5);
 
-    wl_mm_call own = {25, WL_MM_RECORDER, 0};
+    wl_mm_call own = {25, WL_MM_DISCARD, 0};
     match(&own, 1, NULL, 2);
-    CHECK_EQ_INT(res.recorder, 2);
+    CHECK_EQ_INT(res.discarded, 2);
     CHECK_EQ_INT(res.tied, 0);
 }
 

@@ -11,8 +11,9 @@
  *    calls after a batch whose counts disagreed are each profiled in a batch of their own, so
  *    every range CUPTI makes for them (none, one or several, including work the driver does
  *    inside the call) is theirs for certain (metric_match.h).
- * Launches into a stream being captured run nothing and are not calls here. Graph launches
- * follow --metrics-graphs (range_profiler.h). */
+ * Launches, copies and sets into a stream being captured run nothing and are not calls here;
+ * while a capture is under way the batch is left as it is (enter_frozen). Graph launches follow
+ * --metrics-graphs (range_profiler.h). */
 #include "capture/metric_filter.h"
 #include "capture/range_profiler.h"
 #include "capture/recorder.h"
@@ -22,10 +23,14 @@
 
 #include "common/log.h"
 
-enum { CALL_NONE = 0, CALL_KERNEL, CALL_GRAPH, CALL_MEMCPY, CALL_MEMSET };
+enum { CALL_NONE = 0, CALL_KERNEL, CALL_GRAPH, CALL_MEMCPY, CALL_MEMSET, CALL_CAPTURE_BEGIN, CALL_CAPTURE_END };
 
 static uint8_t g_kind[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static pthread_once_t g_kinds_once = PTHREAD_ONCE_INIT;
+/* Stream captures under way in the process. While one is, the profiler is neither started nor
+ * stopped (a Stop or decode may synchronise, which a capture in global mode forbids on any thread):
+ * a running batch takes the calls as they come, and nothing is profiled when it is not running. */
+static atomic_int g_capturing;
 
 /* What this thread holds between a call's entry and exit. */
 static _Thread_local struct {
@@ -42,7 +47,11 @@ static void classify_ids(void)
         const char *name = NULL;
         if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name)
             continue;
-        if (!strncmp(name, "cuGraphLaunch", 13))
+        if (!strncmp(name, "cuStreamBeginCapture", 20))
+            g_kind[cbid] = CALL_CAPTURE_BEGIN;
+        else if (!strncmp(name, "cuStreamEndCapture", 18))
+            g_kind[cbid] = CALL_CAPTURE_END;
+        else if (!strncmp(name, "cuGraphLaunch", 13))
             g_kind[cbid] = CALL_GRAPH;
         else if (!strncmp(name, "cuLaunch", 8) && strncmp(name, "cuLaunchHostFunc", 16) != 0)
             g_kind[cbid] = CALL_KERNEL;
@@ -66,6 +75,45 @@ int wl_metrics_is_launch(uint32_t cbid)
 }
 
 int wl_metrics_is_call(uint32_t cbid) { return kind_of(cbid) != CALL_NONE; }
+
+/* The stream of an asynchronous copy or set (0 when the call has none: synchronous calls, which
+ * cannot be captured). */
+static int copy_stream(uint32_t cbid, const void *p, CUstream *s)
+{
+#define STREAM_OF(type) (*s = ((const type *)p)->hStream, 1)
+    if (!p)
+        return 0;
+    switch (cbid) {
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyAsync_ptsz: return STREAM_OF(cuMemcpyAsync_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2_ptsz: return STREAM_OF(cuMemcpyHtoDAsync_v2_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoHAsync_v2_ptsz: return STREAM_OF(cuMemcpyDtoHAsync_v2_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2_ptsz: return STREAM_OF(cuMemcpyDtoDAsync_v2_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpy2DAsync_v2_ptsz: return STREAM_OF(cuMemcpy2DAsync_v2_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpy3DAsync_v2_ptsz: return STREAM_OF(cuMemcpy3DAsync_v2_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemcpyPeerAsync_ptsz: return STREAM_OF(cuMemcpyPeerAsync_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD8Async_ptsz: return STREAM_OF(cuMemsetD8Async_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD16Async_ptsz: return STREAM_OF(cuMemsetD16Async_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async_ptsz: return STREAM_OF(cuMemsetD32Async_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D8Async_ptsz: return STREAM_OF(cuMemsetD2D8Async_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D16Async_ptsz: return STREAM_OF(cuMemsetD2D16Async_params);
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async:
+    case CUPTI_DRIVER_TRACE_CBID_cuMemsetD2D32Async_ptsz: return STREAM_OF(cuMemsetD2D32Async_params);
+    default: return 0;
+    }
+#undef STREAM_OF
+}
 
 typedef struct call_info {
     uint64_t ctas;    /* grid size of a kernel launch (0: not known) */
@@ -176,6 +224,20 @@ static uint32_t owner_kind(int kind)
     }
 }
 
+/* While a stream capture is under way elsewhere: the call joins a running batch as it is (one it
+ * would not have profiled is marked so: its range is dropped), or runs unprofiled. */
+static void enter_frozen(mctx *m, const CUpti_CallbackData *cd, const call_info *ci, uint32_t kind, int wanted)
+{
+    static atomic_flag once = ATOMIC_FLAG_INIT;
+    wl_log_once(&once, "metrics: while a CUDA graph is being captured the profiler is neither started nor stopped;"
+                       " work run meanwhile is profiled only in a batch already open");
+    if (!m->running || m->ncalls >= wl_rp_batch)
+        return; /* a batch full now: CUPTI drops the range (counted) */
+    m->calls[m->ncalls] = (wl_mm_call){cd->correlationId, wanted ? kind : WL_MM_DISCARD, ci->ctas};
+    t_call.slot = (long)m->ncalls++;
+    t_call.profiled = wanted;
+}
+
 /* Entry, with m->lock held: decides and places the call. */
 static void enter(mctx *m, int kind, const CUpti_CallbackData *cd, const call_info *ci)
 {
@@ -183,6 +245,11 @@ static void enter(mctx *m, int kind, const CUpti_CallbackData *cd, const call_in
     int profile = !wl_tls.internal_calls && decide(kind, e, cd->symbolName); /* the recorder's own: never */
     if (kind == CALL_GRAPH && m->graphs == WL_GRAPHS_OFF)
         profile = 0;
+    if (atomic_load(&g_capturing) > 0) {
+        if (kind != CALL_GRAPH)
+            enter_frozen(m, cd, ci, owner_kind(kind), profile);
+        return;
+    }
     if (!profile) {
         wl_rp_flush(m); /* the call runs with the profiler stopped */
         return;
@@ -235,12 +302,21 @@ static void leave(const CUpti_CallbackData *cd)
 void wl_metrics_call(uint32_t cbid, const void *data)
 {
     const CUpti_CallbackData *cd = data;
+    int kind = kind_of(cbid);
+    if (kind == CALL_CAPTURE_BEGIN || kind == CALL_CAPTURE_END) {
+        CUresult rv = cd->functionReturnValue ? *(const CUresult *)cd->functionReturnValue : CUDA_SUCCESS;
+        if (cd->callbackSite == CUPTI_API_EXIT && kind == CALL_CAPTURE_BEGIN && rv == CUDA_SUCCESS)
+            atomic_fetch_add(&g_capturing, 1);
+        else if (cd->callbackSite == CUPTI_API_EXIT && kind == CALL_CAPTURE_END) /* ended, failed or not */
+            for (int n = atomic_load(&g_capturing); n > 0 && !atomic_compare_exchange_weak(&g_capturing, &n, n - 1);)
+                ;
+        return;
+    }
     if (cd->callbackSite == CUPTI_API_EXIT) {
         if (t_call.m)
             leave(cd);
         return;
     }
-    int kind = kind_of(cbid);
     if (!wl_metrics_enabled() || t_call.m || kind == CALL_NONE)
         return; /* a nested call inside one this thread holds is part of it */
     CUcontext ctx = cd->context;
@@ -248,7 +324,8 @@ void wl_metrics_call(uint32_t cbid, const void *data)
         return;
     call_info ci;
     launch_info(cbid, cd->functionParams, &ci);
-    if (!ctx || ((kind == CALL_KERNEL || kind == CALL_GRAPH) && into_capture(ci.stream)))
+    int has_stream = kind == CALL_KERNEL || kind == CALL_GRAPH || copy_stream(cbid, cd->functionParams, &ci.stream);
+    if (!ctx || (has_stream && into_capture(ci.stream)))
         return;
     mctx *m = wl_rp_context(ctx);
     if (!m || m->state != M_RUNNING)

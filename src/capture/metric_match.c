@@ -25,8 +25,8 @@ static int ctas_agree(const double *ctas, size_t range, uint64_t grid)
 static void count(const wl_mm_range *out, size_t n, wl_mm_result *res)
 {
     for (size_t i = 0; i < n; i++) {
-        if (out[i].kind == WL_MM_RECORDER)
-            res->recorder++;
+        if (out[i].kind == WL_MM_DISCARD)
+            res->discarded++;
         else if (out[i].kind == WLCAP_OWNER_UNKNOWN)
             res->unknown++;
         else
@@ -101,9 +101,9 @@ void wl_metric_match(const wl_mm_call *calls, size_t ncalls, const double *ctas,
     for (size_t i = 0; i < nranges; i++)
         set(&out[i], 0, WLCAP_OWNER_UNKNOWN, WLCAP_MATCH_NONE, 0, 1);
     if (ncalls == 1) {
-        if (calls[0].kind == WL_MM_RECORDER)
+        if (calls[0].kind == WL_MM_DISCARD)
             for (size_t i = 0; i < nranges; i++)
-                set(&out[i], calls[0].correlation_id, WL_MM_RECORDER, WLCAP_MATCH_ISOLATED, (uint32_t)i,
+                set(&out[i], calls[0].correlation_id, WL_MM_DISCARD, WLCAP_MATCH_ISOLATED, (uint32_t)i,
                     (uint32_t)nranges);
         else
             isolated(&calls[0], ctas, nranges, out, res);
@@ -118,7 +118,7 @@ void wl_metric_match(const wl_mm_call *calls, size_t ncalls, const double *ctas,
     }
     if (agree) {
         for (size_t j = 0; j < ncalls; j++)
-            set(&out[j], calls[j].correlation_id, calls[j].kind == WL_MM_RECORDER ? WL_MM_RECORDER : calls[j].kind,
+            set(&out[j], calls[j].correlation_id, calls[j].kind == WL_MM_DISCARD ? WL_MM_DISCARD : calls[j].kind,
                 WLCAP_MATCH_ORDER, 0, 1);
     } else {
         res->mismatch = 1;

@@ -24,10 +24,10 @@
 #include "capfile/capfile.h"
 
 /* One call of a batch. kind: WLCAP_OWNER_KERNEL, _MEMCPY, _MEMSET, _GRAPH_NODE (a graph launch
- * whose nodes are profiled), _GRAPH_LAUNCH (one user range around it), or WL_MM_RECORDER for the
- * recorder's own calls (their ranges are not the program's). ctas: a kernel's grid size (0 when
- * unknown). */
-#define WL_MM_RECORDER 255u
+ * whose nodes are profiled), _GRAPH_LAUNCH (one user range around it), or WL_MM_DISCARD for a call
+ * whose ranges are not to be kept (the recorder's own, or one the filters left out that had to run
+ * inside a batch). ctas: a kernel's grid size (0 when unknown). */
+#define WL_MM_DISCARD 255u
 typedef struct wl_mm_call {
     uint32_t correlation_id;
     uint32_t kind;
@@ -35,7 +35,7 @@ typedef struct wl_mm_call {
 } wl_mm_call;
 
 /* The verdict for one range: the owner record's fields (kind WLCAP_OWNER_UNKNOWN when not tied;
- * WL_MM_RECORDER: the recorder's own, not to be written). */
+ * WL_MM_DISCARD: not to be written). */
 typedef struct wl_mm_range {
     uint32_t correlation_id, kind, match, part, parts;
 } wl_mm_range;
@@ -43,7 +43,7 @@ typedef struct wl_mm_range {
 typedef struct wl_mm_result {
     size_t tied;          /* ranges tied to an activity (kernel, copy, set, graph, internal work) */
     size_t unknown;       /* ranges left unmatched */
-    size_t recorder;      /* ranges of the recorder's own calls */
+    size_t discarded;     /* ranges of calls whose ranges are not kept */
     size_t calls_without; /* kernel launches that got no range */
     size_t cta_disagree;  /* isolated single ranges whose CTA count differed from the grid (kept) */
     int mismatch;         /* the batch's counts disagreed: isolate the next calls */

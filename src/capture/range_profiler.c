@@ -548,7 +548,7 @@ void wl_rp_flush(mctx *m)
     wl_metric_match(m->calls, m->ncalls, g_cta_idx >= 0 ? m->ctas : NULL, n, m->verdicts, m->match_scratch, &res);
     for (size_t i = 0; i < n; i++) {
         const wl_mm_range *v = &m->verdicts[i];
-        if (v->kind == WL_MM_RECORDER)
+        if (v->kind == WL_MM_DISCARD)
             continue;
         push_range(m, m->next_range++, v, m->values + i * (size_t)g_count);
         if (v->kind < WLCAP_OWNER_KIND_COUNT)

@@ -97,6 +97,16 @@ check '[ "$(q $s "SELECT count(*) FROM metric_range WHERE memcpy_id IS NOT NULL"
 check '[ "$(q $s "$IDENT")" = 0 ]' "threads: identity"
 check '[ "$(q $s "$LINKED_WRONG")" = 0 ]' "threads: links"
 
+# --- a graph captured on another stream: the profiler is left alone meanwhile ---------------------------
+run capture capture
+s=capture.wlsession
+check '[ "$(q $s "SELECT count(*) FROM kernel k WHERE NOT EXISTS (SELECT 1 FROM metric_range r WHERE r.kernel_id = k.id)")" = 0 ]' \
+    "capture: every kernel that ran has its range: $(q $s 'SELECT kind, matched, count(*) FROM metric_range GROUP BY 1, 2')"
+check '[ "$(q $s "SELECT count(*) FROM kernel")" = 7 ] && [ "$(q $s "SELECT count(*) FROM metric_range WHERE memset_id IS NOT NULL")" = 2 ]' \
+    "capture: the 7 kernels and 2 sets that ran are tied"
+check '[ "$(q $s "$IDENT")" = 0 ] && [ "$(untied $s)" = 0 ]' "capture: identity"
+check 'grep -q "while a CUDA graph is being captured" capture.err' "capture: said once"
+
 # --- kernel replay (a set of two passes) -------------------------------------------------------------
 WARPLENS_METRICS=dram__bytes_read.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum run replay mixed
 check 'grep -q "kernel_replay=[1-9]" replay.out && grep -q "passes=2" replay.out' "replay: kernel replay for two passes: $(cat replay.out)"

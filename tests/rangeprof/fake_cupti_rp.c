@@ -146,6 +146,8 @@ CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain dom, uint32_t cbid, const 
         {CUPTI_DRIVER_TRACE_CBID_cuMemcpyDtoDAsync_v2, "cuMemcpyDtoDAsync_v2"},
         {CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, "cuMemsetD32Async"},
         {CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, "cuMemAlloc_v2"},
+        {CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, "cuStreamBeginCapture_v2"},
+        {CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, "cuStreamEndCapture"},
     };
     if (dom != CUPTI_CB_DOMAIN_DRIVER_API)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -347,6 +349,8 @@ CUptiResult cuptiRangeProfilerSetConfig(CUpti_RangeProfiler_SetConfig_Params *p)
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (x->started)
         misuse("SetConfig while started");
+    if (fake_rp.capturing)
+        misuse("SetConfig during a stream capture");
     if (p->range == CUPTI_AutoRange && p->numNestingLevels != 1)
         misuse("auto range needs one nesting level");
     x->config = c;
@@ -378,6 +382,8 @@ CUptiResult cuptiRangeProfilerStart(CUpti_RangeProfiler_Start_Params *p)
     pthread_mutex_lock(&g_lock);
     fctx *x = of_obj(p->pRangeProfilerObject);
     CUptiResult r = CUPTI_SUCCESS;
+    if (fake_rp.capturing)
+        misuse("Start during a stream capture");
     if (!x || !x->configured || x->started) {
         misuse("Start without a fresh SetConfig, or twice");
         r = CUPTI_ERROR_INVALID_OPERATION;
@@ -396,6 +402,8 @@ CUptiResult cuptiRangeProfilerStop(CUpti_RangeProfiler_Stop_Params *p)
     pthread_mutex_lock(&g_lock);
     fctx *x = of_obj(p->pRangeProfilerObject);
     CUptiResult r = CUPTI_SUCCESS;
+    if (fake_rp.capturing)
+        misuse("Stop during a stream capture");
     if (!x || !x->started) {
         misuse("Stop without Start");
         r = CUPTI_ERROR_INVALID_OPERATION;

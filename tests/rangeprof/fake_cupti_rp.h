@@ -16,6 +16,8 @@ typedef struct fake_rp_state {
     int no_cta;           /* the chip has no sm__ctas_launched (FAKE_RP_NO_CTA) */
     int cta_costs_pass;   /* adding it makes one pass more (FAKE_RP_CTA_PASS) */
     int fail_next_stop;   /* the next Stop fails (set by the driver) */
+    int capturing;        /* a stream capture is under way (set by the driver): Start, Stop and
+                           * SetConfig are then misuse (they may synchronise) */
     /* what the recorder did */
     int enables, disables, configs, starts, stops, decodes, pushes, pops;
     int auto_configs, user_configs, kernel_replay_configs;

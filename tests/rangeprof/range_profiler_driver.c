@@ -18,6 +18,8 @@
  *   threads  4 threads x N calls (kernels of 3 functions, copies), each thread its own stream
  *   graphs   kernels and graph launches of 3 nodes (2 kernels, 1 set); FAKE_GRAPH_STOP_FAILS=1
  *            makes the Stop after the second graph launch fail
+ *   capture  kernels in a batch while another stream captures a graph: launches, a copy and a set
+ *            into the capture, others on other streams, nothing started or stopped meanwhile
  *   filters  kernels of three names inside and outside an NVTX range "step"
  *   long     N launches, then "READY" and a pause until killed (interruption)
  *   deny     no counter permission
@@ -310,6 +312,56 @@ static void scenario_graphs(void)
     kernel(a, 10, 7);
 }
 
+static void capture_call(uint32_t cbid, int begin)
+{
+    CUresult ok = CUDA_SUCCESS;
+    CUpti_CallbackData cd;
+    memset(&cd, 0, sizeof cd);
+    cd.context = CTX, cd.correlationId = next_corr(), cd.functionReturnValue = &ok;
+    cd.callbackSite = CUPTI_API_ENTER;
+    wl_metrics_call(cbid, &cd);
+    fake_rp.capturing = begin;
+    cd.callbackSite = CUPTI_API_EXIT;
+    wl_metrics_call(cbid, &cd);
+}
+
+/* a set whose stream the recorder reads (cuMemsetD32Async) */
+static void set_on(uint32_t stream)
+{
+    uint32_t corr = next_corr();
+    cuMemsetD32Async_params p = {0, 0, 16, (CUstream)(uintptr_t)stream};
+    CUresult ok = CUDA_SUCCESS;
+    CUpti_CallbackData cd;
+    memset(&cd, 0, sizeof cd);
+    cd.context = CTX, cd.correlationId = corr, cd.functionParams = &p, cd.functionReturnValue = &ok;
+    cd.callbackSite = CUPTI_API_ENTER;
+    wl_metrics_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, &cd);
+    if (stream != 0x99) {
+        fake_rp_run(CTX, corr * 10.0, 0);
+        record(WLCAP_MEMSET, corr, NULL, 0, 0, stream);
+    }
+    cd.callbackSite = CUPTI_API_EXIT;
+    wl_metrics_call(CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, &cd);
+    record(WLCAP_API, corr, NULL, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, 0, 0);
+}
+
+static void scenario_capture(void)
+{
+    static const char *a = "_Z1av", *b = "_Z1bv";
+    kernel(a, 10, 7), kernel(b, 20, 7);           /* first launches */
+    kernel(a, 10, 7);                              /* a batch is open */
+    capture_call(CUPTI_DRIVER_TRACE_CBID_cuStreamBeginCapture_v2, 1);
+    kernel(a, 10, 0x99);                           /* into the capture: runs nothing */
+    set_on(0x99);                                  /* likewise */
+    kernel(b, 20, 8);                              /* another stream: joins the open batch */
+    set_on(8);                                     /* a set there: joins it too, not alone */
+    kernel(a, 10, 8);
+    capture_call(CUPTI_DRIVER_TRACE_CBID_cuStreamEndCapture, 0);
+    kernel(b, 20, 7);
+    set_on(7);                                     /* alone again */
+    kernel(a, 10, 7);
+}
+
 static void nvtx(uint32_t cbid, const char *message)
 {
     nvtxRangePushA_params p = {message};
@@ -388,6 +440,8 @@ int main(int argc, char **argv)
         scenario_threads();
     else if (!strcmp(sc, "graphs"))
         scenario_graphs();
+    else if (!strcmp(sc, "capture"))
+        scenario_capture();
     else if (!strcmp(sc, "filters"))
         scenario_filters();
     else if (!strcmp(sc, "long"))
