@@ -126,16 +126,51 @@ static const char *const LINK_SQL =
     "  AND k.pid = annotation.pid AND k.correlation_id = annotation.correlation_id;\n"
     "UPDATE occupancy_check SET kernel_id = k.id FROM kernel k\n"
     "  WHERE k.pid = occupancy_check.pid AND k.correlation_id = occupancy_check.correlation_id;\n"
-    /* a metric range belongs to the one kernel of its launch; a graph launch's ranges (one
-     * correlation id for several kernels) stay unlinked. Driven by the ranges' rows: driven by the
-     * kernels', the count ran once per kernel over its launch's kernels, quadratic in a graph's
-     * nodes (a 10,000-node graph replayed 25 times took minutes to import) */
-    "CREATE INDEX kernel_metric_by_corr ON kernel_metric(pid, correlation_id);\n"
-    "UPDATE kernel_metric SET kernel_id = (SELECT k.id FROM kernel k WHERE k.pid = kernel_metric.pid\n"
-    "  AND k.correlation_id = kernel_metric.correlation_id AND k.device_id = kernel_metric.device_id)\n"
-    "  WHERE kernel_metric.correlation_id != 0 AND (SELECT count(*) FROM kernel k2\n"
-    "  WHERE k2.pid = kernel_metric.pid AND k2.correlation_id = kernel_metric.correlation_id) = 1;\n"
+    /* what each metric range measured (docs/schema.md, metric_range): captures without owner
+     * records (older recorders) name their kernel by correlation id alone */
+    "INSERT OR IGNORE INTO metric_range (pid, device_id, range_index, correlation_id, kind, matched, part, parts)\n"
+    "  SELECT pid, device_id, range_index, max(correlation_id), CASE WHEN max(correlation_id) != 0 THEN 'kernel' END,\n"
+    "    CASE WHEN max(correlation_id) != 0 THEN 'order' END, 0, 1 FROM kernel_metric\n"
+    "  GROUP BY pid, device_id, range_index;\n"
+    "CREATE INDEX metric_range_by_corr ON metric_range(pid, correlation_id);\n"
+    /* a kernel's range: the one kernel of its launch. Each statement here is driven by the
+     * ranges' rows, so its cost is linear in them: driven by the kernels' (a join with a count per
+     * kernel), a 10,000-node graph replayed 25 times took minutes to import */
+    "UPDATE metric_range SET kernel_id = (SELECT k.id FROM kernel k WHERE k.pid = metric_range.pid\n"
+    "  AND k.correlation_id = metric_range.correlation_id AND k.device_id = metric_range.device_id)\n"
+    "  WHERE metric_range.kind = 'kernel' AND (SELECT count(*) FROM kernel k2\n"
+    "  WHERE k2.pid = metric_range.pid AND k2.correlation_id = metric_range.correlation_id) = 1;\n"
+    /* a graph launch's node ranges, in the order the serialised nodes ran: tied only when the
+     * launch's timed kernels, copies and sets are exactly as many as its ranges */
+    "CREATE TEMP TABLE graph_work AS SELECT pid, device_id, correlation_id, src, id,\n"
+    "  row_number() OVER (PARTITION BY pid, device_id, correlation_id ORDER BY start_ns, src, id) - 1 AS rn,\n"
+    "  count(*) OVER (PARTITION BY pid, device_id, correlation_id) AS cnt,\n"
+    "  min(start_ns IS NOT NULL AND start_ns != 0) OVER (PARTITION BY pid, device_id, correlation_id) AS timed FROM (\n"
+    "  SELECT pid, device_id, correlation_id, 0 AS src, id, start_ns FROM kernel WHERE graph_id != 0\n"
+    "  UNION ALL SELECT pid, device_id, correlation_id, 1, id, start_ns FROM memcpy WHERE graph_id != 0\n"
+    "  UNION ALL SELECT pid, device_id, correlation_id, 2, id, start_ns FROM memset WHERE graph_id != 0)\n"
+    "  WHERE correlation_id IN (SELECT correlation_id FROM metric_range WHERE kind = 'graph_node');\n"
+    "CREATE INDEX temp.graph_work_by_node ON graph_work(pid, correlation_id, rn);\n"
+    "UPDATE metric_range SET kernel_id = CASE g.src WHEN 0 THEN g.id END, memcpy_id = CASE g.src WHEN 1 THEN g.id END,\n"
+    "  memset_id = CASE g.src WHEN 2 THEN g.id END FROM temp.graph_work g\n"
+    "  WHERE metric_range.kind = 'graph_node' AND g.pid = metric_range.pid AND g.device_id = metric_range.device_id\n"
+    "  AND g.correlation_id = metric_range.correlation_id AND g.rn = metric_range.part AND g.cnt = metric_range.parts\n"
+    "  AND g.timed;\n"
+    "DROP TABLE temp.graph_work;\n"
+    /* a copy's or set's ranges: the one record of its call (a call split into several records
+     * keeps its ranges on the call, api_id) */
+    "UPDATE metric_range SET memcpy_id = (SELECT m.id FROM memcpy m WHERE m.pid = metric_range.pid\n"
+    "  AND m.correlation_id = metric_range.correlation_id) WHERE metric_range.kind = 'memcpy'\n"
+    "  AND (SELECT count(*) FROM memcpy m2 WHERE m2.pid = metric_range.pid AND m2.correlation_id = metric_range.correlation_id) = 1;\n"
+    "UPDATE metric_range SET memset_id = (SELECT m.id FROM memset m WHERE m.pid = metric_range.pid\n"
+    "  AND m.correlation_id = metric_range.correlation_id) WHERE metric_range.kind = 'memset'\n"
+    "  AND (SELECT count(*) FROM memset m2 WHERE m2.pid = metric_range.pid AND m2.correlation_id = metric_range.correlation_id) = 1;\n"
+    "UPDATE metric_range SET api_id = a.id FROM api_call a\n"
+    "  WHERE metric_range.correlation_id != 0 AND a.pid = metric_range.pid AND a.correlation_id = metric_range.correlation_id;\n"
+    "UPDATE kernel_metric SET kernel_id = r.kernel_id FROM metric_range r WHERE r.kernel_id IS NOT NULL\n"
+    "  AND r.pid = kernel_metric.pid AND r.device_id = kernel_metric.device_id AND r.range_index = kernel_metric.range_index;\n"
     "CREATE INDEX kernel_metric_by_kernel ON kernel_metric(kernel_id);\n"
+    "CREATE INDEX kernel_metric_by_range ON kernel_metric(pid, device_id, range_index);\n"
     /* warp stall samples likewise (a graph launch's kernels share one correlation id) */
     "UPDATE kernel_stall SET kernel_id = (SELECT k.id FROM kernel k WHERE k.pid = kernel_stall.pid\n"
     "  AND k.correlation_id = kernel_stall.correlation_id AND k.device_id = kernel_stall.device_id)\n"
