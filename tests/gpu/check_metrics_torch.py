@@ -52,10 +52,10 @@ def q(db, sql, *args):
 
 def attribution(db):
     """kernels outside graphs, those with their own range; copies and those with ranges; untied ranges"""
-    k = q(db, "SELECT count(*) FROM kernel WHERE graph_id = 0")
+    k = q(db, "SELECT count(*) FROM kernel WHERE coalesce(graph_id, 0) = 0")
     kt = q(db, "SELECT count(DISTINCT kernel_id) FROM metric_range WHERE kind = 'kernel' AND kernel_id IN"
-               " (SELECT id FROM kernel WHERE graph_id = 0)")
-    c = q(db, "SELECT count(*) FROM memcpy WHERE graph_id = 0")
+               " (SELECT id FROM kernel WHERE coalesce(graph_id, 0) = 0)")
+    c = q(db, "SELECT count(*) FROM memcpy WHERE coalesce(graph_id, 0) = 0")
     ct = q(db, "SELECT count(DISTINCT memcpy_id) FROM metric_range WHERE kind = 'memcpy'")
     un = q(db, "SELECT count(*) FROM metric_range WHERE kind IS NULL")
     return k, kt, c, ct, un
