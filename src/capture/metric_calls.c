@@ -245,6 +245,22 @@ static void enter(mctx *m, int kind, const CUpti_CallbackData *cd, const call_in
     int profile = !wl_tls.internal_calls && decide(kind, e, cd->symbolName); /* the recorder's own: never */
     if (kind == CALL_GRAPH && m->graphs == WL_GRAPHS_OFF)
         profile = 0;
+    /* Under kernel replay a set is not profiled: with CUPTI 13.0 on the H100, a batch holding only
+     * a set (cuMemsetD8) kills the process after its decode (SIGSEGV in a thread of CUPTI's own;
+     * bench/results/gpu-metrics-issue17-h100-first.log), so sets run with the profiler stopped
+     * there. Copies (device-to-device ranges included) are profiled under both replay modes, and
+     * sets without replay (one-pass sets). */
+    if (kind == CALL_MEMSET && m->replay == CUPTI_KernelReplay)
+        profile = 0;
+    /* Graph nodes get ranges only under kernel replay: without replay CUPTI 13.0 fails the Stop after
+     * the launch (CUPTI_ERROR_UNKNOWN, and the profiler is unusable after it), so the launch runs
+     * with the profiler stopped. */
+    if (profile && kind == CALL_GRAPH && m->graphs == WL_GRAPHS_NODE && m->replay != CUPTI_KernelReplay) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "metrics: --metrics-graphs node needs kernel replay (a set of more than one pass); graph"
+                           " launches are not profiled from now on (other work is)");
+        profile = 0;
+    }
     if (atomic_load(&g_capturing) > 0) {
         if (kind != CALL_GRAPH)
             enter_frozen(m, cd, ci, owner_kind(kind), profile);

@@ -106,6 +106,19 @@ void wl_session_writer_abort(wl_session_writer *w)
  * process and correlation id), that call's thread, and the user scope that was open (CUPTI
  * external correlation first; time containment on the launching thread otherwise). */
 static const char *const LINK_SQL =
+    /* Under kernel replay CUPTI gives each kernel of a graph launch one record per pass (on the
+     * H100: two records per node with two passes, only the first pass's timed). A launch runs each
+     * node once, so one record per node is kept, the timed one first, and how many were merged is
+     * kept as a figure of the process. Only where metrics ran with kernel replay: elsewhere a
+     * conditional node may run a node several times in one launch. */
+    "INSERT OR REPLACE INTO recorder_stat (pid, name, value) SELECT pid, 'graph_kernel_replay_records_merged',\n"
+    "  count(*) - count(DISTINCT correlation_id || ':' || graph_node_id) FROM kernel WHERE graph_id != 0\n"
+    "  AND graph_node_id IS NOT NULL AND pid IN (SELECT pid FROM metric_config WHERE replay = 'kernel') GROUP BY pid\n"
+    "  HAVING count(*) > count(DISTINCT correlation_id || ':' || graph_node_id);\n"
+    "DELETE FROM kernel WHERE graph_id != 0 AND graph_node_id IS NOT NULL\n"
+    "  AND pid IN (SELECT pid FROM metric_config WHERE replay = 'kernel') AND id NOT IN (SELECT\n"
+    "  coalesce(min(CASE WHEN has_timestamps THEN id END), min(id)) FROM kernel WHERE graph_id != 0\n"
+    "  AND graph_node_id IS NOT NULL GROUP BY pid, correlation_id, graph_node_id);\n"
     "CREATE INDEX temp.extcorr_by_corr ON extcorr(pid, correlation_id);\n"
     "CREATE INDEX scope_by_thread ON scope(pid, tid, start_ns);\n"
     "UPDATE api_call SET scope_id = e.external_id FROM temp.extcorr e\n"
@@ -140,22 +153,33 @@ static const char *const LINK_SQL =
     "  AND k.correlation_id = metric_range.correlation_id AND k.device_id = metric_range.device_id)\n"
     "  WHERE metric_range.kind = 'kernel' AND (SELECT count(*) FROM kernel k2\n"
     "  WHERE k2.pid = metric_range.pid AND k2.correlation_id = metric_range.correlation_id) = 1;\n"
-    /* a graph launch's node ranges, in the order the serialised nodes ran: tied only when the
-     * launch's timed kernels, copies and sets are exactly as many as its ranges */
-    "CREATE TEMP TABLE graph_work AS SELECT pid, device_id, correlation_id, src, id,\n"
-    "  row_number() OVER (PARTITION BY pid, device_id, correlation_id ORDER BY start_ns, src, id) - 1 AS rn,\n"
-    "  count(*) OVER (PARTITION BY pid, device_id, correlation_id) AS cnt,\n"
-    "  min(start_ns IS NOT NULL AND start_ns != 0) OVER (PARTITION BY pid, device_id, correlation_id) AS timed FROM (\n"
-    "  SELECT pid, device_id, correlation_id, 0 AS src, id, start_ns FROM kernel WHERE graph_id != 0\n"
-    "  UNION ALL SELECT pid, device_id, correlation_id, 1, id, start_ns FROM memcpy WHERE graph_id != 0\n"
-    "  UNION ALL SELECT pid, device_id, correlation_id, 2, id, start_ns FROM memset WHERE graph_id != 0)\n"
+    /* a graph launch's node ranges: the launch's nodes (kernels, copies, sets) in node-id order,
+     * which is the order a captured stream ran them in. Tied only when they are exactly as many as
+     * the launch's ranges and every kernel's block count equals its range's launched CTAs (the
+     * recorder collects sm__ctas_launched.sum for this), else the launch's ranges stay untied. */
+    "CREATE TEMP TABLE graph_work AS SELECT pid, device_id, correlation_id, src, id, blocks,\n"
+    "  row_number() OVER (PARTITION BY pid, device_id, correlation_id ORDER BY node, src, id) - 1 AS rn,\n"
+    "  count(*) OVER (PARTITION BY pid, device_id, correlation_id) AS cnt FROM (\n"
+    "  SELECT pid, device_id, correlation_id, 0 AS src, min(id) AS id, graph_node_id AS node, max(blocks) AS blocks\n"
+    "    FROM kernel WHERE graph_id != 0 GROUP BY pid, device_id, correlation_id, graph_node_id\n"
+    "  UNION ALL SELECT pid, device_id, correlation_id, 1, min(id), graph_node_id, NULL FROM memcpy\n"
+    "    WHERE graph_id != 0 GROUP BY pid, device_id, correlation_id, graph_node_id\n"
+    "  UNION ALL SELECT pid, device_id, correlation_id, 2, min(id), graph_node_id, NULL FROM memset\n"
+    "    WHERE graph_id != 0 GROUP BY pid, device_id, correlation_id, graph_node_id)\n"
     "  WHERE correlation_id IN (SELECT correlation_id FROM metric_range WHERE kind = 'graph_node');\n"
     "CREATE INDEX temp.graph_work_by_node ON graph_work(pid, correlation_id, rn);\n"
-    "UPDATE metric_range SET kernel_id = CASE g.src WHEN 0 THEN g.id END, memcpy_id = CASE g.src WHEN 1 THEN g.id END,\n"
-    "  memset_id = CASE g.src WHEN 2 THEN g.id END FROM temp.graph_work g\n"
-    "  WHERE metric_range.kind = 'graph_node' AND g.pid = metric_range.pid AND g.device_id = metric_range.device_id\n"
-    "  AND g.correlation_id = metric_range.correlation_id AND g.rn = metric_range.part AND g.cnt = metric_range.parts\n"
-    "  AND g.timed;\n"
+    "CREATE TEMP TABLE graph_pair AS SELECT r.rowid AS rid, r.pid, r.device_id, r.correlation_id, g.src, g.id,\n"
+    "  (g.src != 0 OR c.value IS NULL OR c.value = g.blocks) AS ok FROM metric_range r JOIN temp.graph_work g\n"
+    "  ON g.pid = r.pid AND g.device_id = r.device_id AND g.correlation_id = r.correlation_id AND g.rn = r.part\n"
+    "  AND g.cnt = r.parts LEFT JOIN (SELECT km.pid, km.device_id, km.range_index, km.value FROM kernel_metric km\n"
+    "  JOIN metric mm ON mm.id = km.metric_id WHERE mm.name = 'sm__ctas_launched.sum') c ON c.pid = r.pid\n"
+    "  AND c.device_id = r.device_id AND c.range_index = r.range_index WHERE r.kind = 'graph_node';\n"
+    "CREATE INDEX temp.graph_pair_by_launch ON graph_pair(pid, device_id, correlation_id, ok);\n"
+    "UPDATE metric_range SET kernel_id = CASE p.src WHEN 0 THEN p.id END, memcpy_id = CASE p.src WHEN 1 THEN p.id END,\n"
+    "  memset_id = CASE p.src WHEN 2 THEN p.id END FROM temp.graph_pair p WHERE metric_range.rowid = p.rid\n"
+    "  AND NOT EXISTS (SELECT 1 FROM temp.graph_pair q WHERE q.pid = p.pid AND q.device_id = p.device_id\n"
+    "  AND q.correlation_id = p.correlation_id AND q.ok = 0);\n"
+    "DROP TABLE temp.graph_pair;\n"
     "DROP TABLE temp.graph_work;\n"
     /* a copy's or set's ranges: the one record of its call (a call split into several records
      * keeps its ranges on the call, api_id) */

@@ -55,8 +55,9 @@ def attribution(db):
     k = q(db, "SELECT count(*) FROM kernel WHERE coalesce(graph_id, 0) = 0")
     kt = q(db, "SELECT count(DISTINCT kernel_id) FROM metric_range WHERE kind = 'kernel' AND kernel_id IN"
                " (SELECT id FROM kernel WHERE coalesce(graph_id, 0) = 0)")
-    c = q(db, "SELECT count(*) FROM memcpy WHERE coalesce(graph_id, 0) = 0")
-    ct = q(db, "SELECT count(DISTINCT memcpy_id) FROM metric_range WHERE kind = 'memcpy'")
+    c = q(db, "SELECT count(*) FROM memcpy WHERE coalesce(graph_id, 0) = 0 AND kind = 'DtoD'")
+    ct = q(db, "SELECT count(DISTINCT r.memcpy_id) FROM metric_range r JOIN memcpy m ON m.id = r.memcpy_id"
+               " WHERE r.kind = 'memcpy' AND m.kind = 'DtoD'")
     un = q(db, "SELECT count(*) FROM metric_range WHERE kind IS NULL")
     return k, kt, c, ct, un
 
@@ -68,7 +69,7 @@ def metric_of(db, where, metric):
         " ORDER BY r.correlation_id", (metric,))]
 
 
-def issue_program(warplens, out, name, metrics):
+def issue_program(warplens, out, name, metrics, replay):
     p, s = run(warplens, out, name, ["--metrics", metrics], "elementwise")
     check(p.returncode == 0, f"{name}: run", p.returncode)
     if p.returncode:
@@ -76,9 +77,16 @@ def issue_program(warplens, out, name, metrics):
     db = sqlite3.connect(s)
     k, kt, c, ct, un = attribution(db)
     check(k >= 12 and kt == k, f"{name}: every kernel has its range ({kt} of {k})", (kt, k))
-    check(c == 3 and ct == 3, f"{name}: every device copy has its range ({ct} of {c})", (ct, c))
     check(un == 0, f"{name}: no range untied", un)
-    copies = metric_of(db, "r.kind = 'memcpy'", "dram__bytes_read.sum")
+    if not replay:  # CUPTI makes no ranges for copies without replay (docs/recorder.md)
+        check(ct == 0, f"{name}: no copy has a range without replay ({ct} of {c})", (ct, c))
+        return
+    check(c == 3 and ct == 3, f"{name}: every device-to-device copy has its range ({ct} of {c})", (ct, c))
+    # per copy, summed over its ranges (CUPTI makes two for a device-to-device copy under replay)
+    copies = [r[0] for r in db.execute(
+        "SELECT sum(km.value) FROM metric_range r JOIN kernel_metric km USING (pid, device_id, range_index) JOIN metric m"
+        " ON m.id = km.metric_id WHERE m.name = 'dram__bytes_read.sum' AND r.kind = 'memcpy' GROUP BY r.pid,"
+        " r.correlation_id ORDER BY r.correlation_id")]
     ok = len(copies) == 3 and all(abs(v - 2**29) <= 0.02 * 2**29 for v in copies)
     check(ok, f"{name}: DRAM bytes read by each 512 MiB copy within 2 % ({[round(v / 2**20, 2) for v in copies]} MiB)",
           copies)
@@ -102,19 +110,29 @@ def training(warplens, out, name, mode):
 
 
 def graphs(warplens, out):
-    p, s = run(warplens, out, "graph-node", ["--metrics", "occupancy", "--metrics-graphs", "node"], "graph")
+    # node: under kernel replay (a replay set) every node of every launch gets its own range; CUPTI's
+    # one record per pass and node is merged into one kernel per node at import
+    p, s = run(warplens, out, "graph-node", ["--metrics", ISSUE_SET, "--metrics-graphs", "node"], "graph")
     check(p.returncode == 0, "graph node: run (the program is unaffected)", p.returncode)
     if p.returncode == 0:
         db = sqlite3.connect(s)
         gk = q(db, "SELECT count(*) FROM kernel WHERE graph_id != 0")
+        nodes = q(db, "SELECT count(DISTINCT correlation_id || ':' || graph_node_id) FROM kernel WHERE graph_id != 0")
         gt = q(db, "SELECT count(DISTINCT kernel_id) FROM metric_range WHERE kind = 'graph_node' AND kernel_id IS NOT NULL")
+        check(gk > 0 and gk == nodes, f"graph node: one kernel per node and launch ({gk} kernels, {nodes} nodes)", (gk, nodes))
         check(gk > 0 and gt == gk, f"graph node: every graph kernel has its range ({gt} of {gk})", (gt, gk))
-    p, s = run(warplens, out, "graph-launch", ["--metrics", "occupancy", "--metrics-graphs", "launch"], "graph")
-    check(p.returncode == 0, "graph launch: run (the program is unaffected)", p.returncode)
-    if p.returncode == 0:
-        db = sqlite3.connect(s)
-        n = q(db, "SELECT count(*) FROM metric_range WHERE kind = 'graph_launch'")
-        check(n == 3, f"graph launch: one range per replay ({n} of 3)", n)
+    # without replay (a one-pass set) CUPTI 13.0 fails the Stop after a graph launch, and user ranges
+    # around one: graphs are then left unprofiled with one line, the rest is profiled
+    for mode in ("node", "launch"):
+        p, s = run(warplens, out, f"graph-{mode}-onepass", ["--metrics", "occupancy", "--metrics-graphs", mode], "graph")
+        ok = p.returncode == 0 and "graph launches are not profiled from now on" in p.stderr
+        check(ok, f"graph {mode}, one pass: the program is unaffected, graphs are left out with one line",
+              (p.returncode, p.stderr[-200:]))
+        if p.returncode == 0:
+            db = sqlite3.connect(s)
+            k, kt, _, _, un = attribution(db)
+            check(k > 0 and kt == k and un == 0, f"graph {mode}, one pass: kernels outside graphs tied ({kt} of {k})",
+                  (kt, k, un))
 
 
 def interrupted(warplens, out):
@@ -139,24 +157,27 @@ def filters(warplens, out):
         n = q(db, "SELECT count(*) FROM metric_range")
         names = [r[0] for r in db.execute("SELECT k.name FROM metric_range r JOIN kernels k ON k.id = r.kernel_id")]
         check(n == 3 and all("elementwise" in x for x in names), f"-k elementwise -s 1 -c 3: {n} ranges", names)
-    p, s = run(warplens, out, "filter-nvtx", ["--metrics", "occupancy", "--nvtx-include", "round"], "nvtx")
+    # (a replay set: copies get ranges only under replay; a device copy may get two, one kept here)
+    p, s = run(warplens, out, "filter-nvtx", ["--metrics", ISSUE_SET, "--nvtx-include", "round"], "nvtx")
     if p.returncode == 0:
         db = sqlite3.connect(s)
-        kinds = [r[0] for r in db.execute("SELECT kind FROM metric_range ORDER BY correlation_id")]
+        kinds = [r[0] for r in db.execute("SELECT kind FROM metric_range GROUP BY correlation_id, kind ORDER BY"
+                                          " correlation_id")]
         check(kinds == ["kernel", "kernel", "memcpy"], f"--nvtx-include round: add, mul and the copy ({kinds})", kinds)
 
 
 def progress(warplens, out):
     p, _ = run(warplens, out, "progress", ["--metrics", "default"], "convnet", env={"WARPLENS_PROGRESS": "1"})
-    check("calls profiled (4 passes, kernel replay)" in p.stderr and "\r" in p.stderr,
+    # (text mode turns the line's \r into \n: the erase-line sequence shows it is rewritten in place)
+    check("calls profiled (4 passes, kernel replay)" in p.stderr and "\x1b[K" in p.stderr,
           "progress line (one rewritten line on stderr)", p.stderr[-300:])
 
 
 def main():
     warplens, out = sys.argv[1], sys.argv[2]
     os.makedirs(out, exist_ok=True)
-    issue_program(warplens, out, "issue-replay", ISSUE_SET)
-    issue_program(warplens, out, "issue-onepass", "occupancy")
+    issue_program(warplens, out, "issue-replay", ISSUE_SET, True)
+    issue_program(warplens, out, "issue-onepass", "occupancy", False)
     training(warplens, out, "transformer", "transformer")
     training(warplens, out, "convnet", "convnet")
     graphs(warplens, out)

@@ -48,7 +48,7 @@ void wl_pool_wake(void) {}
 typedef struct act {
     uint16_t type;                 /* WLCAP_KERNEL, _MEMCPY, _MEMSET or _API (cbid in grid) */
     uint32_t corr, grid, graph, stream;
-    uint64_t start;
+    uint64_t start, node;          /* node: the graph node (graph id << 32 | place in the graph), 0 outside graphs */
     char name[64];
 } act;
 static act g_acts[8192];
@@ -74,6 +74,10 @@ static void record(uint16_t type, uint32_t corr, const char *name, uint32_t grid
         act *a = &g_acts[g_nacts++];
         a->type = type, a->corr = corr, a->grid = grid, a->graph = graph, a->stream = stream;
         a->start = g_t0 + 1000 * g_nacts; /* GPU order = the order the work ran */
+        static uint32_t graph_corr, graph_seq; /* a launch's nodes, numbered as the graph was built */
+        if (graph && corr != graph_corr)
+            graph_corr = corr, graph_seq = 0;
+        a->node = graph ? (uint64_t)graph << 32 | graph_seq++ : 0;
         snprintf(a->name, sizeof a->name, "%s", name ? name : "");
     }
     pthread_mutex_unlock(&g_act_lock);
@@ -96,7 +100,7 @@ static void write_acts(void)
             wlcap_kernel k;
             memset(&k, 0, sizeof k);
             k.start = a->start, k.end = a->start + 500, k.correlation_id = a->corr, k.stream_id = a->stream;
-            k.graph_id = a->graph;
+            k.graph_id = a->graph, k.graph_node_id = a->node;
             k.name_str = wl_capw_string(a->name);
             k.grid_x = a->grid, k.grid_y = k.grid_z = 1, k.block_x = 128, k.block_y = k.block_z = 1;
             k.carveout_requested = 0xff;
@@ -112,12 +116,13 @@ static void write_acts(void)
             memset(&m, 0, sizeof m);
             m.start = a->start, m.end = a->start + 500, m.correlation_id = a->corr, m.bytes = 1 << 20;
             m.copy_kind = 8 /* DtoD */, m.src_kind = m.dst_kind = 3, m.graph_id = a->graph, m.stream_id = a->stream;
+            m.graph_node_id = a->node;
             wl_capw_record(WLCAP_MEMCPY, &m, sizeof m);
         } else {
             wlcap_memset m;
             memset(&m, 0, sizeof m);
             m.start = a->start, m.end = a->start + 500, m.correlation_id = a->corr, m.bytes = 4096;
-            m.memory_kind = 3, m.graph_id = a->graph, m.stream_id = a->stream;
+            m.memory_kind = 3, m.graph_id = a->graph, m.stream_id = a->stream, m.graph_node_id = a->node;
             wl_capw_record(WLCAP_MEMSET, &m, sizeof m);
         }
     }
