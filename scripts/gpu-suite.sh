@@ -54,6 +54,11 @@ for t in "$B"/bin/gpu_test_*; do
     case "$t" in *gpu_test_capture) continue ;; esac
     run_step "$(basename "$t")" "$t"
 done
+# hardware metrics on PyTorch work and side by side with Nsight Compute (several minutes:
+# WARPLENS_SUITE_NCU=0 leaves it to a call of its own, scripts/gpu-metrics-ncu.sh)
+if [ "${WARPLENS_SUITE_NCU:-1}" = 1 ]; then
+    run_step metrics-torch-ncu bash scripts/gpu-metrics-ncu.sh "$B" "$OUT"
+fi
 if [ "${WARPLENS_SUITE_BENCH:-1}" = 1 ] && [ -x scripts/gpu-bench.sh ]; then
     run_step bench bash scripts/gpu-bench.sh "$OUT"
 fi

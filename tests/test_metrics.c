@@ -288,6 +288,19 @@ static void test_hostile(void)
     cb_record(&b, WLCAP_METRIC_DEF, &d, sizeof d);
     test_expect_import_error(&b, g_dir, "id", "metric id 300");
     free(b.data);
+
+    /* owner records: an unknown kind, a part past the call's parts */
+    cb_init(&b, 1, T0);
+    wlcap_metric_owner o = {0, 0, 7, WLCAP_OWNER_KIND_COUNT, WLCAP_MATCH_ORDER, 0, 1};
+    cb_record(&b, WLCAP_METRIC_OWNER, &o, sizeof o);
+    test_expect_import_error(&b, g_dir, "owner_kind", "metric_owner record at offset 32");
+    free(b.data);
+    cb_init(&b, 1, T0);
+    o.kind = WLCAP_OWNER_MEMCPY;
+    o.part = 2, o.parts = 2;
+    cb_record(&b, WLCAP_METRIC_OWNER, &o, sizeof o);
+    test_expect_import_error(&b, g_dir, "owner_part", "part 2 of 2");
+    free(b.data);
 }
 
 /* Sessions recorded before metrics existed have no metric tables: no metrics, no error. */

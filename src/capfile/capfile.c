@@ -33,6 +33,7 @@ uint32_t wlcap_payload_size(uint16_t type)
     case WLCAP_CAPTURE_RANGE: return sizeof(wlcap_capture_range);
     case WLCAP_STAT: return sizeof(wlcap_stat);
     case WLCAP_ATTR: return sizeof(wlcap_attr);
+    case WLCAP_METRIC_OWNER: return sizeof(wlcap_metric_owner);
     default: return 0;
     }
 }
@@ -51,7 +52,7 @@ const char *wlcap_type_name(uint16_t type)
         [WLCAP_PM_SAMPLE] = "pm_sample",
         [WLCAP_STALL_REASON] = "stall_reason",   [WLCAP_KERNEL_STALL] = "kernel_stall",
         [WLCAP_CAPTURE_RANGE] = "capture_range",
-        [WLCAP_STAT] = "stat", [WLCAP_ATTR] = "attr",
+        [WLCAP_STAT] = "stat", [WLCAP_ATTR] = "attr", [WLCAP_METRIC_OWNER] = "metric_owner",
     };
     return type < WLCAP_TYPE_COUNT && names[type] ? names[type] : "unknown";
 }

@@ -66,6 +66,7 @@ enum wlcap_type {
     WLCAP_CAPTURE_RANGE = 26,
     WLCAP_STAT = 27,
     WLCAP_ATTR = 28,
+    WLCAP_METRIC_OWNER = 29,
     WLCAP_TYPE_COUNT
 };
 
@@ -206,6 +207,10 @@ enum wlcap_drop_source {
  * hardware or CUPTI dropped, RECORDS kernel-stall records the recorder's ring could not take,
  * OVERFLOWS the times CUPTI reported its hardware buffer full (samples lost, count unknown). */
 enum wlcap_pcs_lost { WLCAP_PCS_LOST_SAMPLES = 0, WLCAP_PCS_LOST_RECORDS = 1, WLCAP_PCS_LOST_OVERFLOWS = 2 };
+/* WLCAP_DROP_METRICS detail, in wlcap_dropped.stream_id: LOST counts ranges lost (dropped by CUPTI,
+ * or the metric ring was full), UNTIED ranges kept but not tied to one activity, NO_RANGE profiled
+ * kernel launches that got no range of their own. */
+enum wlcap_metric_drop { WLCAP_METRIC_LOST = 0, WLCAP_METRIC_UNTIED = 1, WLCAP_METRIC_NO_RANGE = 2 };
 
 typedef struct wlcap_dropped {
     uint64_t count;
@@ -286,6 +291,54 @@ typedef struct wlcap_metric_range {
     double values[WLCAP_METRIC_CHUNK];
 } wlcap_metric_range;
 static_assert(sizeof(wlcap_metric_range) == 88, "wlcap_metric_range layout");
+
+/* METRIC_OWNER: the GPU activity one profiled range measured, written once per range next to its
+ * METRIC_RANGE records (same device_id and range_index). Captures without it (older recorders)
+ * read each range as the kernel of its correlation id. kind says what the range measured; match
+ * how that is known (docs/recorder.md, "Identity"); part/parts place it among the ranges one call
+ * produced (a copy or a graph launch may produce several). */
+enum wlcap_metric_owner_kind {
+    WLCAP_OWNER_UNKNOWN = 0,      /* not tied to one activity (counted); correlation_id may name the call */
+    WLCAP_OWNER_KERNEL = 1,       /* the kernel the launch ran */
+    WLCAP_OWNER_MEMCPY = 2,       /* a copy call */
+    WLCAP_OWNER_MEMSET = 3,       /* a set call */
+    WLCAP_OWNER_GRAPH_NODE = 4,   /* part `part` of a graph launch's ranges, in the GPU's order */
+    WLCAP_OWNER_GRAPH_LAUNCH = 5, /* a whole graph launch as one range */
+    WLCAP_OWNER_INTERNAL = 6,     /* work the driver ran inside the launch call besides the kernel */
+    WLCAP_OWNER_KIND_COUNT
+};
+enum wlcap_metric_match {
+    WLCAP_MATCH_NONE = 0,      /* not matched */
+    WLCAP_MATCH_ORDER = 1,     /* range i of a batch whose range and call counts agreed is call i */
+    WLCAP_MATCH_ISOLATED = 2,  /* the call was profiled in a batch of its own */
+    WLCAP_MATCH_SIGNATURE = 3, /* placed by its launched-CTA count (sm__ctas_launched.sum = grid size) */
+    WLCAP_MATCH_COUNT
+};
+typedef struct wlcap_metric_owner {
+    uint64_t range_index;
+    uint32_t device_id, correlation_id; /* correlation_id: the call's (0 when not known) */
+    uint32_t kind, match;               /* wlcap_metric_owner_kind, wlcap_metric_match */
+    uint32_t part, parts;               /* 0-based place among the call's ranges, their number */
+} wlcap_metric_owner;
+static_assert(sizeof(wlcap_metric_owner) == 32, "wlcap_metric_owner layout");
+
+/* <pid>.wlprogress, a side file next to <pid>.wlcap while `--metrics` runs: the recorder's running
+ * counts, rewritten in place about every 250 ms so that `warplens run` can show progress. Not part
+ * of the capture; a reader checks magic and size and treats a torn read as "no news". */
+#define WLCAP_PROGRESS_MAGIC 0x31475250u /* "PRG1" */
+typedef struct wlcap_progress {
+    uint32_t magic, size;
+    uint64_t updated_ns;    /* the recorder's CLOCK_MONOTONIC */
+    uint64_t calls_seen;    /* calls to profile that reached the profiler (some may wait for it) */
+    uint64_t calls_done;    /* of those, calls that returned (kernel replay: measured by then) */
+    uint64_t ranges;        /* ranges decoded */
+    uint64_t kernels, copies, sets, graphs; /* ranges tied: kernels (graph nodes included), copies,
+                                             * sets, whole graph launches */
+    uint64_t unknown;       /* ranges not tied to one activity */
+    uint64_t left_out;      /* kernel launches the filters left out */
+    uint32_t passes, replay; /* the most passes of any device; wlcap_metric_replay */
+} wlcap_progress;
+static_assert(sizeof(wlcap_progress) == 96, "wlcap_progress layout");
 
 /* DEVICE_SAMPLE (`warplens run --nvml-interval`): one NVML reading of a CUDA device, taken by the
  * recorder's sampler thread. The window is the time since the previous sample of that device (the
@@ -380,7 +433,7 @@ typedef struct wlcap_attr {
 } wlcap_attr;
 static_assert(sizeof(wlcap_attr) == 40, "wlcap_attr layout");
 
-enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2 };
+enum wlcap_end_reason { WLCAP_END_EXIT = 1, WLCAP_END_PROFILER_STOP = 2, WLCAP_END_SIGNAL = 3 /* SIGTERM/INT/HUP, --metrics */ };
 
 /* What the recorder was asked to record (WARPLENS_RECORD / `warplens run --record`). */
 enum wl_record_mask {

@@ -7,6 +7,7 @@
  * CUPTI being loaded; NVTX markers are recorded throughout, as context for the spans. */
 #include "capture/cupti_callback.h"
 #include "capture/cupti_errors.h"
+#include "capture/metric_filter.h"
 #include "capture/recorder.h"
 
 #include <cupti.h>
@@ -54,12 +55,16 @@ void CUPTIAPI wl_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain, 
                                    const void *data)
 {
     (void)userdata;
-    /* a launch's exit always reaches the metrics module: it releases the lock taken at entry */
-    int metrics_launch = domain == CUPTI_CB_DOMAIN_DRIVER_API && wl_metrics_enabled() && wl_metrics_is_launch(cbid);
-    if (metrics_launch && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_EXIT) {
+    /* a profiled call's exit always reaches the metrics module: it releases the lock taken at entry */
+    int metrics_call = domain == CUPTI_CB_DOMAIN_DRIVER_API && wl_metrics_enabled() && wl_metrics_is_call(cbid);
+    if (metrics_call && ((const CUpti_CallbackData *)data)->callbackSite == CUPTI_API_EXIT) {
         if (wl_api_callbacks_has(cbid) && atomic_load(&wl_state) == WL_STATE_RUNNING)
             wl_api_callback(domain, cbid, data);
-        wl_metrics_launch(cbid, data);
+        wl_metrics_call(cbid, data);
+        return;
+    }
+    if (domain == CUPTI_CB_DOMAIN_NVTX) { /* --metrics-nvtx: which ranges are open */
+        wl_mf_nvtx_callback(cbid, data);
         return;
     }
     if (atomic_load(&wl_state) != WL_STATE_RUNNING)
@@ -100,8 +105,8 @@ void CUPTIAPI wl_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain, 
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         if (wl_api_callbacks_has(cbid))
             wl_api_callback(domain, cbid, data);
-        if (metrics_launch)
-            wl_metrics_launch(cbid, data);
+        if (metrics_call)
+            wl_metrics_call(cbid, data);
         else if (wl_stalls_enabled() && wl_metrics_is_launch(cbid))
             wl_stalls_launch(cbid, data);
     }
@@ -262,12 +267,25 @@ int wl_cupti_start(const wl_config *cfg)
         set_tracing(1);
         pthread_mutex_unlock(&g_switch);
     }
-    int metrics = wl_metrics_init();
+    int metrics = wl_metrics_init(cfg->capture_path);
     if (metrics || wl_stalls_init()) { /* stalls refuse to start while metrics are on */
         for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
-            if (wl_metrics_is_launch(cbid))
+            if (metrics ? wl_metrics_is_call(cbid) : wl_metrics_is_launch(cbid))
                 check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, cbid),
-                      metrics ? "enabling a launch callback for metrics" : "enabling a launch callback for PC sampling");
+                      metrics ? "enabling a launch, copy or set callback for metrics"
+                              : "enabling a launch callback for PC sampling");
+    }
+    if (metrics && wl_mf_wants_nvtx()) {
+        static const CUpti_CallbackId nvtx_ids[] = {
+            CUPTI_CBID_NVTX_nvtxRangePushA,         CUPTI_CBID_NVTX_nvtxRangePushW,
+            CUPTI_CBID_NVTX_nvtxRangePushEx,        CUPTI_CBID_NVTX_nvtxRangePop,
+            CUPTI_CBID_NVTX_nvtxDomainRangePushEx,  CUPTI_CBID_NVTX_nvtxDomainRangePop,
+            CUPTI_CBID_NVTX_nvtxRangeStartA,        CUPTI_CBID_NVTX_nvtxRangeStartEx,
+            CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd,
+            CUPTI_CBID_NVTX_nvtxDomainRangeEnd,     CUPTI_CBID_NVTX_nvtxDomainRegisterStringA};
+        for (size_t i = 0; i < sizeof nvtx_ids / sizeof nvtx_ids[0]; i++)
+            check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_NVTX, nvtx_ids[i]),
+                  "enabling an NVTX callback for --metrics-nvtx");
     }
     return 0;
 }

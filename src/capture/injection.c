@@ -24,6 +24,7 @@ static void on_fork_child(void)
 {
     /* The child shares the parent's capture file descriptor but not its threads. */
     atomic_store(&wl_state, WL_STATE_FORKED_CHILD);
+    wl_signals_forked_child();
 }
 
 static void shutdown_recorder(uint32_t reason)
@@ -47,6 +48,8 @@ static void shutdown_recorder(uint32_t reason)
 }
 
 static void at_exit(void) { shutdown_recorder(WLCAP_END_EXIT); }
+
+static void at_signal(void) { shutdown_recorder(WLCAP_END_SIGNAL); }
 
 static void start_recorder(void)
 {
@@ -91,6 +94,8 @@ static void start_recorder(void)
         wl_cupti_enable_extcorr();
     pthread_atfork(NULL, NULL, on_fork_child);
     atexit(at_exit);
+    if (wl_metrics_enabled()) /* the batch being profiled is only in CUPTI until decoded */
+        wl_signals_keep(at_signal);
 }
 
 static pthread_once_t g_start_once = PTHREAD_ONCE_INIT;

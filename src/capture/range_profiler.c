@@ -1,86 +1,85 @@
-/* Hardware metrics per kernel (`warplens run --metrics`) with CUPTI's range profiler: auto range
- * (one range per kernel launch, kernels serialised). A metric set of one pass is collected as the
- * kernels run (user replay with a single pass); more passes need kernel replay (CUPTI re-runs
- * each kernel once per pass, saving and restoring device memory around it). Either way metrics
- * mode changes the timeline's timing.
+/* Hardware metrics per kernel, copy and set (`warplens run --metrics`) with CUPTI's range
+ * profiler: auto range (one range per GPU activity, serialised). A metric set of one pass is
+ * collected as the work runs (user replay with a single pass); more passes need kernel replay
+ * (CUPTI re-runs each kernel once per pass, saving and restoring device memory around it). Either
+ * way metrics mode changes the timeline's timing.
  *
- * Identity: each launch callback records the launch's correlation id in the context's slot list
- * while holding the context's lock from launch entry to exit, so the n-th range CUPTI produces in
- * a batch is the n-th slot. A batch whose range count differs from its launch count is not
- * guessed at: its ranges are written with correlation id 0 (counted, reported once). Launches
- * into a capturing stream run nothing and take no slot. Graph launches are not profiled: the
- * profiler is stopped around cuGraphLaunch (a graph's kernels share one correlation id, so their
- * ranges could not be told apart anyway, and stopping right after a graph launch failed on the
- * H100 without replay).
- *
- * No range limit: every WARPLENS_METRICS_BATCH launches (at a launch boundary) the counter data
- * is stopped, decoded, evaluated and re-initialised, so memory stays bounded and no range is lost.
- * Values go to the writer thread through a ring as METRIC_RANGE records.
+ * This half owns the profiler of each context: set-up at the context's first call, Start with a
+ * fresh counter-data image, and at the end of each batch Stop, decode, evaluate every range, tie
+ * the ranges to the batch's calls (metric_match.c) and hand values and owners to the writer
+ * through a ring. metric_calls.c decides the batches. A batch is decoded when it is full, older
+ * than WARPLENS_METRICS_FLUSH_MS (default 200) at the next call, or before a call that must be
+ * alone in its batch, so a run stopped by a signal or a time limit keeps what was measured up to
+ * then (the writer flushes the file every 100 ms). No range limit, bounded memory.
  *
  * Failures (no counter permission, counters held by another tool, unsupported GPU, unknown
  * metric) are reported once, in one line with the remedy; tracing continues without metrics. */
+#include "capture/range_profiler.h"
+
 #include "capture/cupti_errors.h"
+#include "capture/metric_filter.h"
 #include "capture/profiler_host.h"
 #include "capture/recorder.h"
 
-#include <cupti.h>
-#include <cupti_profiler_host.h>
 #include <cupti_profiler_target.h>
-#include <cupti_range_profiler.h>
 #include <cupti_target.h>
-#include <pthread.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "capfile/metric_spec.h"
 #include "common/log.h"
 
 #define MAX_CTX 16
 #define DEFAULT_BATCH 1000
+#define DEFAULT_FLUSH_MS 200
 #define RING_CAPACITY (1u << 15)
+#define ISOLATE_AFTER_MISMATCH 64
+/* the launch signature: CTAs launched equals the grid size of the kernel a range measured */
+#define CTA_METRIC "sm__ctas_launched.sum"
+#define PROGRESS_NS 250000000ull
 
-enum { M_OFF = 0, M_RUNNING, M_FAILED };
-
-typedef struct mctx {
-    CUcontext ctx;
-    uint32_t device_id;
-    int state;
-    _Atomic int defs_pending;         /* METRIC_DEF records not yet written (writer thread) */
-    size_t num_passes;
-    CUpti_ProfilerReplayMode replay;  /* kernel replay, or user replay when one pass suffices */
-    char status[200];                 /* why metrics are off on this context ("" when running) */
-    CUpti_RangeProfiler_Object *obj;
-    CUpti_Profiler_Host_Object *host;
-    uint8_t *config;
-    size_t config_size;
-    uint8_t *availability;      /* counter availability image: the host object refers to it */
-    uint8_t *counter;
-    size_t counter_size;
-    uint32_t *slots;                  /* correlation id, one per launch in the batch */
-    size_t nslots;
-    uint64_t next_range;
-    pthread_mutex_t lock;
-} mctx;
+unsigned wl_rp_batch = DEFAULT_BATCH;
+uint64_t wl_rp_max_age_ns = DEFAULT_FLUSH_MS * 1000000ull;
+int wl_rp_graphs = WL_GRAPHS_OFF;
+_Atomic uint64_t wl_rp_calls_seen, wl_rp_calls_done;
 
 static int g_on;
-static unsigned g_batch = DEFAULT_BATCH;
 static char g_names[WL_METRICS_MAX][WL_METRIC_NAME_MAX];
 static const char *g_name_ptr[WL_METRICS_MAX];
 static char g_units[WL_METRICS_MAX][32];
 static uint32_t g_types[WL_METRICS_MAX];
 static int g_count;
+static int g_cta_idx = -1; /* index of CTA_METRIC in g_names, -1 when not collected */
 static int g_validated;
 static mctx g_ctx[MAX_CTX];
 static pthread_mutex_t g_setup = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_defs_ready;      /* some context has defs to write */
-static _Atomic uint64_t g_unattributed, g_cupti_dropped, g_ring_lost;
-static _Thread_local mctx *t_held;
+static _Atomic uint64_t g_unknown, g_without, g_cupti_dropped, g_ring_lost;
+static _Atomic uint64_t g_tied[WLCAP_OWNER_KIND_COUNT], g_ranges, g_unknown_total; /* for the progress file */
+static _Atomic uint32_t g_max_passes, g_replay_kind;
+static char g_progress_path[4200];
+static int g_progress_fd = -1;
 
+/* Values and owners travel through one ring, in the order they are written. */
+typedef struct ring_item {
+    uint32_t type; /* WLCAP_METRIC_RANGE or WLCAP_METRIC_OWNER */
+    uint32_t pad;
+    union {
+        wlcap_metric_range r;
+        wlcap_metric_owner o;
+    } u;
+} ring_item;
 static wl_mpsc wl_metric_ring;
 
-static atomic_flag g_unattributed_once = ATOMIC_FLAG_INIT;
+uint64_t wl_rp_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 /* One line that says why and what to do; `what` is the step that failed. */
 static void explain(mctx *m, const char *what, CUptiResult st)
@@ -94,37 +93,61 @@ static void explain(mctx *m, const char *what, CUptiResult st)
     wl_log("hardware metrics are off on GPU %u: %s: %s; %s. Tracing continues without metrics.", m->device_id, what,
            wl_cupti_result_text(st), remedy);
     m->state = M_FAILED;
+    m->running = 0;
+    m->ncalls = 0;
     m->defs_pending = 1;
     atomic_store(&g_defs_ready, 1);
 }
 
-int wl_metrics_init(void)
+static unsigned env_unsigned(const char *name, unsigned lo, unsigned hi, unsigned def)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return def;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < (long)lo || x > (long)hi) {
+        wl_log("%s=%s is not valid (%u..%u); using %u", name, v, lo, hi, def);
+        return def;
+    }
+    return (unsigned)x;
+}
+
+int wl_metrics_init(const char *capture_path)
 {
     const char *spec = getenv("WARPLENS_METRICS");
     if (!spec || !*spec)
         return 0;
-    const char *b = getenv("WARPLENS_METRICS_BATCH");
-    if (b && *b) {
-        long v = strtol(b, NULL, 10);
-        if (v >= 1 && v <= 100000)
-            g_batch = (unsigned)v;
-        else
-            wl_log("WARPLENS_METRICS_BATCH=%s is not valid (1..100000); using %u", b, g_batch);
+    wl_rp_batch = env_unsigned("WARPLENS_METRICS_BATCH", 1, 100000, DEFAULT_BATCH);
+    wl_rp_max_age_ns = env_unsigned("WARPLENS_METRICS_FLUSH_MS", 0, 3600000, DEFAULT_FLUSH_MS) * 1000000ull;
+    const char *g = getenv("WARPLENS_METRICS_GRAPHS");
+    if (g && *g) {
+        if (!strcmp(g, "node"))
+            wl_rp_graphs = WL_GRAPHS_NODE;
+        else if (!strcmp(g, "launch"))
+            wl_rp_graphs = WL_GRAPHS_LAUNCH;
+        else if (strcmp(g, "off") != 0)
+            wl_log("WARPLENS_METRICS_GRAPHS=%s is not valid (off, node, launch); graph launches are not profiled", g);
     }
     char err[256];
-    int n = wl_metrics_expand(spec, g_names, WL_METRICS_MAX, err, sizeof err);
+    int n = wl_metrics_expand(spec, g_names, WL_METRICS_MAX - 1, err, sizeof err); /* room for CTA_METRIC */
     if (n < 0) {
         wl_log("WARPLENS_METRICS: %s; tracing continues without metrics", err);
         return 0;
     }
+    if (wl_mf_init() != 0)
+        return 0;
     g_count = n;
     for (int i = 0; i < n; i++)
         g_name_ptr[i] = g_names[i];
-    if (wl_mpsc_init(&wl_metric_ring, RING_CAPACITY, sizeof(wlcap_metric_range)) != 0) {
+    if (wl_mpsc_init(&wl_metric_ring, RING_CAPACITY, sizeof(ring_item)) != 0) {
         wl_log("out of memory for the metric ring; tracing continues without metrics");
         return 0;
     }
     wl_mpsc_set_spill(&wl_metric_ring, WL_SPILL_SAMPLES, wl_pool_wake);
+    size_t len = strlen(capture_path);
+    if (len > 6 && !strcmp(capture_path + len - 6, ".wlcap"))
+        snprintf(g_progress_path, sizeof g_progress_path, "%.*s.wlprogress", (int)(len - 6), capture_path);
     g_on = 1;
     return 1;
 }
@@ -135,9 +158,6 @@ int wl_metrics_enabled(void) { return g_on; }
  * ids must be the same for every device of the process). */
 static void validate_names(mctx *m)
 {
-    if (g_validated)
-        return;
-    g_validated = 1;
     int kept = 0;
     for (int i = 0; i < g_count; i++) {
         CUpti_Profiler_Host_GetMetricProperties_Params mp;
@@ -159,11 +179,57 @@ static void validate_names(mctx *m)
                list[0] ? "close names: " : "no close name (see `ncu --query-metrics`)", list);
     }
     g_count = kept;
-    for (int i = 0; i < g_count; i++)
+    for (int i = 0; i < g_count; i++) {
         g_name_ptr[i] = g_names[i];
+        if (!strcmp(g_names[i], CTA_METRIC))
+            g_cta_idx = i;
+    }
 }
 
-static CUptiResult init_counter_data(mctx *m)
+/* Passes the set needs on this chip, counted on a scratch host object (adding metrics to one
+ * cannot be undone). 0 when it cannot be counted. */
+static size_t passes_of(const char *chip, const uint8_t *avail, const char *const *names, size_t n)
+{
+    void *host = NULL;
+    size_t passes = 0;
+    uint8_t *img = NULL;
+    size_t size = 0;
+    if (wl_profiler_host_new(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail, &host) == CUPTI_SUCCESS &&
+        wl_profiler_config(host, names, n, &img, &size) == CUPTI_SUCCESS)
+        (void)wl_profiler_passes(img, size, &passes);
+    free(img);
+    wl_profiler_host_free(host, "metrics");
+    return passes;
+}
+
+/* CTA_METRIC ties ranges to launches by grid size (metric_match.h). It joins the set only when
+ * the chip has it and it costs no extra pass (first device; the names are the process's). */
+static void add_cta_metric(mctx *m, const char *chip)
+{
+    if (g_cta_idx >= 0 || g_count >= WL_METRICS_MAX)
+        return;
+    CUpti_Profiler_Host_GetMetricProperties_Params mp;
+    memset(&mp, 0, sizeof mp);
+    mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
+    mp.pHostObject = m->host;
+    mp.pMetricName = CTA_METRIC;
+    if (cuptiProfilerHostGetMetricProperties(&mp) != CUPTI_SUCCESS)
+        return;
+    size_t without = passes_of(chip, m->availability, g_name_ptr, (size_t)g_count);
+    g_name_ptr[g_count] = CTA_METRIC;
+    size_t with = passes_of(chip, m->availability, g_name_ptr, (size_t)g_count + 1);
+    if (!without || with != without) {
+        g_name_ptr[g_count] = NULL;
+        return;
+    }
+    snprintf(g_names[g_count], WL_METRIC_NAME_MAX, "%s", CTA_METRIC);
+    snprintf(g_units[g_count], sizeof g_units[g_count], "%s", mp.pDimUnit ? mp.pDimUnit : "");
+    g_types[g_count] = (uint32_t)mp.metricType;
+    g_name_ptr[g_count] = g_names[g_count];
+    g_cta_idx = g_count++;
+}
+
+static CUptiResult set_config(mctx *m, CUpti_ProfilerRange range, CUpti_ProfilerReplayMode replay)
 {
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params ip;
     memset(&ip, 0, sizeof ip);
@@ -182,9 +248,9 @@ static CUptiResult init_counter_data(mctx *m)
     sp.pConfig = m->config;
     sp.counterDataImageSize = m->counter_size;
     sp.pCounterDataImage = m->counter;
-    sp.range = CUPTI_AutoRange;
-    sp.replayMode = m->replay;
-    sp.maxRangesPerPass = g_batch;
+    sp.range = range;
+    sp.replayMode = replay;
+    sp.maxRangesPerPass = wl_rp_batch;
     sp.numNestingLevels = 1;
     sp.minNestingLevel = 1;
     sp.passIndex = 0;
@@ -197,6 +263,18 @@ static CUptiResult init_counter_data(mctx *m)
     start.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
     start.pRangeProfilerObject = m->obj;
     return cuptiRangeProfilerStart(&start);
+}
+
+int wl_rp_start(mctx *m)
+{
+    CUptiResult st = set_config(m, CUPTI_AutoRange, m->replay);
+    if (st != CUPTI_SUCCESS) {
+        explain(m, "configuring the range profiler", st);
+        return -1;
+    }
+    m->running = 1;
+    m->batch_start_ns = wl_rp_now_ns();
+    return 0;
 }
 
 /* One pass needs no replay: with user replay and auto range CUPTI still gives each kernel its
@@ -221,6 +299,18 @@ static CUpti_ProfilerReplayMode choose_replay(size_t passes)
         }                                                                                                      \
     } while (0)
 
+static int allocate(mctx *m)
+{
+    size_t cap = wl_rp_batch;
+    m->calls = calloc(cap, sizeof *m->calls);
+    m->values = calloc(cap * (size_t)g_count, sizeof *m->values);
+    m->ctas = calloc(cap, sizeof *m->ctas);
+    m->verdicts = calloc(cap, sizeof *m->verdicts);
+    m->match_scratch = calloc(2 * cap, sizeof *m->match_scratch);
+    m->fns = calloc(WL_FN_TABLE, sizeof *m->fns);
+    return m->calls && m->values && m->ctas && m->verdicts && m->match_scratch && m->fns ? 0 : -1;
+}
+
 static int setup(mctx *m)
 {
     char chip[64], step[128];
@@ -230,7 +320,6 @@ static int setup(mctx *m)
         explain(m, step, st0);
         return -1;
     }
-
     CUpti_Profiler_GetCounterAvailability_Params ca;
     memset(&ca, 0, sizeof ca);
     ca.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
@@ -242,30 +331,35 @@ static int setup(mctx *m)
         return -1;
     }
     ca.pCounterAvailabilityImage = avail;
-    CUptiResult st = cuptiProfilerGetCounterAvailability(&ca);
-    if (st != CUPTI_SUCCESS) {
-        free(avail);
-        explain(m, "reading counter availability", st);
-        return -1;
-    }
-    void *host = NULL;
-    st = wl_profiler_host_new(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail, &host);
-    m->host = host;
     m->availability = avail; /* kept until teardown: the host object reads it later */
+    TRY(cuptiProfilerGetCounterAvailability(&ca), "reading counter availability");
+    void *host = NULL;
+    CUptiResult st = wl_profiler_host_new(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail, &host);
+    m->host = host;
     if (st != CUPTI_SUCCESS) {
         explain(m, "initialising the metric host", st);
         return -1;
     }
-    validate_names(m);
+    if (!g_validated) {
+        g_validated = 1;
+        validate_names(m);
+        if (g_count)
+            add_cta_metric(m, chip);
+    }
     if (!g_count) {
         explain(m, "choosing metrics (none of the requested metrics exists on this GPU)", CUPTI_ERROR_INVALID_PARAMETER);
         return -1;
     }
-
     TRY(wl_profiler_config(m->host, g_name_ptr, (size_t)g_count, &m->config, &m->config_size),
         "building the metric configuration");
     TRY(wl_profiler_passes(m->config, m->config_size, &m->num_passes), "counting replay passes");
     m->replay = choose_replay(m->num_passes);
+    m->graphs = wl_rp_graphs;
+    if (m->graphs == WL_GRAPHS_LAUNCH && m->replay != CUPTI_UserReplay) {
+        wl_log("metrics: a graph launch as one range needs a one-pass set (this one needs %zu passes); graph"
+               " launches are not profiled on GPU %u", m->num_passes, m->device_id);
+        m->graphs = WL_GRAPHS_OFF;
+    }
 
     CUpti_RangeProfiler_Enable_Params en;
     memset(&en, 0, sizeof en);
@@ -280,20 +374,22 @@ static int setup(mctx *m)
     ds.pRangeProfilerObject = m->obj;
     ds.pMetricNames = g_name_ptr;
     ds.numMetrics = (size_t)g_count;
-    ds.maxNumOfRanges = g_batch;
-    ds.maxNumRangeTreeNodes = g_batch;
+    ds.maxNumOfRanges = wl_rp_batch;
+    ds.maxNumRangeTreeNodes = wl_rp_batch;
     TRY(cuptiRangeProfilerGetCounterDataSize(&ds), "sizing the counter data");
     m->counter_size = ds.counterDataSize;
     m->counter = malloc(m->counter_size);
-    m->slots = calloc(g_batch, sizeof *m->slots);
-    if (!m->counter || !m->slots) {
+    if (!m->counter || allocate(m) != 0) {
         explain(m, "allocating the counter data", CUPTI_ERROR_OUT_OF_MEMORY);
         return -1;
     }
-    TRY(init_counter_data(m), "configuring the range profiler");
-    m->state = M_RUNNING;
+    m->state = M_RUNNING; /* the profiler starts at the first call that is profiled */
     m->defs_pending = 1;
     atomic_store(&g_defs_ready, 1);
+    uint32_t p = atomic_load(&g_max_passes);
+    if (m->num_passes > p)
+        atomic_store(&g_max_passes, (uint32_t)m->num_passes);
+    atomic_store(&g_replay_kind, m->replay == CUPTI_UserReplay ? WLCAP_METRIC_REPLAY_NONE : WLCAP_METRIC_REPLAY_KERNEL);
     if (m->replay == CUPTI_UserReplay)
         wl_log("hardware metrics on GPU %u: %d metrics in 1 pass, collected as kernels run (no replay); kernels"
                " are serialised, so timings differ from an unprofiled run",
@@ -306,49 +402,97 @@ static int setup(mctx *m)
     return 0;
 }
 
-/* Pushes a range's values, waiting briefly for the writer when the ring is full: the launching
- * thread is already blocked by kernel replay, and a value dropped here is a kernel without metrics. */
-static void push_range(uint64_t index, uint32_t corr, uint32_t dev, const double *values)
+/* Hands one item to the writer, waiting briefly when the ring is full: the launching thread is
+ * already held by the profiler, and an item dropped here is a range without values or owner. */
+static void push_item(const ring_item *it)
 {
-    for (int first = 0; first < g_count; first += WLCAP_METRIC_CHUNK) {
-        wlcap_metric_range r;
-        memset(&r, 0, sizeof r);
-        r.range_index = index;
-        r.correlation_id = corr;
-        r.device_id = dev;
-        r.first_metric = (uint32_t)first;
-        r.count = (uint32_t)(g_count - first < WLCAP_METRIC_CHUNK ? g_count - first : WLCAP_METRIC_CHUNK);
-        memcpy(r.values, values + first, r.count * sizeof(double));
-        for (int tries = 0;; tries++) {
-            if (wl_mpsc_push(&wl_metric_ring, &r) == 0)
-                break;
-            (void)wl_mpsc_take_dropped(&wl_metric_ring); /* only this file pushes: counted here instead */
-            if (tries == 200) {
-                atomic_fetch_add(&g_ring_lost, 1);
-                break;
-            }
-            wl_pool_wake();
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
+    for (int tries = 0;; tries++) {
+        if (wl_mpsc_push(&wl_metric_ring, it) == 0)
+            return;
+        (void)wl_mpsc_take_dropped(&wl_metric_ring); /* only this file pushes: counted here instead */
+        if (tries == 200) {
+            atomic_fetch_add(&g_ring_lost, 1);
+            return;
         }
+        wl_pool_wake();
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
     }
 }
 
-/* Stop, decode, evaluate every range, and (restart) re-initialise for the next batch. Holds m->lock. */
-static void flush(mctx *m, int restart)
+static void push_range(mctx *m, uint64_t index, const wl_mm_range *v, const double *values)
 {
-    if (m->state != M_RUNNING)
-        return;
+    ring_item it;
+    memset(&it, 0, sizeof it);
+    it.type = WLCAP_METRIC_OWNER;
+    it.u.o = (wlcap_metric_owner){index, m->device_id, v->correlation_id, v->kind, v->match, v->part, v->parts};
+    push_item(&it);
+    /* METRIC_RANGE keeps the correlation id only where it names what the range measured, so that
+     * readers without METRIC_OWNER never tie a driver-internal or unknown range to a kernel */
+    uint32_t corr = v->kind == WLCAP_OWNER_UNKNOWN || v->kind == WLCAP_OWNER_INTERNAL ? 0 : v->correlation_id;
+    for (int first = 0; first < g_count; first += WLCAP_METRIC_CHUNK) {
+        memset(&it, 0, sizeof it);
+        it.type = WLCAP_METRIC_RANGE;
+        wlcap_metric_range *r = &it.u.r;
+        r->range_index = index;
+        r->correlation_id = corr;
+        r->device_id = m->device_id;
+        r->first_metric = (uint32_t)first;
+        r->count = (uint32_t)(g_count - first < WLCAP_METRIC_CHUNK ? g_count - first : WLCAP_METRIC_CHUNK);
+        memcpy(r->values, values + first, r->count * sizeof(double));
+        push_item(&it);
+    }
+}
+
+/* A Stop or decode that failed right after a graph launch: graph launches are left out from now
+ * on (the profiler is stopped around them) and the next call starts it afresh. */
+void wl_rp_graph_refused(mctx *m, const char *what, CUptiResult st)
+{
+    wl_log("metrics: %s after a graph launch failed on GPU %u (%s); graph launches are not profiled from now on"
+           " (other work is)", what, m->device_id, wl_cupti_result_text(st));
+    m->graphs = WL_GRAPHS_OFF;
+    m->running = m->user_range = 0;
+    atomic_fetch_add(&g_without, m->ncalls);
+    m->ncalls = 0;
+    m->isolated = 0;
+}
+
+static int graph_batch(const mctx *m)
+{
+    return m->ncalls == 1 &&
+           (m->calls[0].kind == WLCAP_OWNER_GRAPH_NODE || m->calls[0].kind == WLCAP_OWNER_GRAPH_LAUNCH);
+}
+
+static CUptiResult stop(mctx *m, uint8_t *all_submitted)
+{
     CUpti_RangeProfiler_Stop_Params sp;
     memset(&sp, 0, sizeof sp);
     sp.structSize = CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE;
     sp.pRangeProfilerObject = m->obj;
     CUptiResult st = cuptiRangeProfilerStop(&sp);
-    if (st != CUPTI_SUCCESS) {
-        explain(m, "stopping the range profiler", st);
+    if (all_submitted)
+        *all_submitted = sp.isAllPassSubmitted;
+    return st;
+}
+
+void wl_rp_flush(mctx *m)
+{
+    if (m->state != M_RUNNING || !m->running) {
+        m->ncalls = 0;
+        m->isolated = 0;
         return;
     }
-    if (m->replay == CUPTI_UserReplay && !sp.isAllPassSubmitted) {
+    m->running = 0;
+    uint8_t all_submitted = 0;
+    CUptiResult st = stop(m, &all_submitted);
+    if (st != CUPTI_SUCCESS) {
+        if (graph_batch(m))
+            wl_rp_graph_refused(m, "stopping the range profiler", st);
+        else
+            explain(m, "stopping the range profiler", st);
+        return;
+    }
+    if (m->replay == CUPTI_UserReplay && !all_submitted) {
         /* one pass was configured: CUPTI asking for another would mean ranges without values */
         explain(m, "collecting without replay (CUPTI asked for another pass)", CUPTI_ERROR_NOT_SUPPORTED);
         return;
@@ -359,7 +503,10 @@ static void flush(mctx *m, int restart)
     dd.pRangeProfilerObject = m->obj;
     st = cuptiRangeProfilerDecodeData(&dd);
     if (st != CUPTI_SUCCESS) {
-        explain(m, "decoding counter data", st);
+        if (graph_batch(m))
+            wl_rp_graph_refused(m, "decoding counter data", st);
+        else
+            explain(m, "decoding counter data", st);
         return;
     }
     if (dd.numOfRangeDropped)
@@ -374,17 +521,12 @@ static void flush(mctx *m, int restart)
         explain(m, "reading the number of ranges", st);
         return;
     }
-    /* identity: range i is slot i only when the counts agree */
-    int by_slot = gi.numTotalRanges == m->nslots;
-    if (!by_slot && gi.numTotalRanges) {
-        atomic_fetch_add(&g_unattributed, gi.numTotalRanges);
-        wl_log_once(&g_unattributed_once,
-                    "metrics: %zu ranges for %zu launches in one batch on GPU %u; such ranges are kept without a"
-                    " kernel (counted in the session)",
-                    gi.numTotalRanges, m->nslots, m->device_id);
+    size_t n = gi.numTotalRanges;
+    if (n > wl_rp_batch) { /* cannot happen with the image sized for the batch; counted if it does */
+        atomic_fetch_add(&g_cupti_dropped, n - wl_rp_batch);
+        n = wl_rp_batch;
     }
-    double values[WL_METRICS_MAX];
-    for (size_t i = 0; i < gi.numTotalRanges; i++) {
+    for (size_t i = 0; i < n; i++) {
         CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
         memset(&ev, 0, sizeof ev);
         ev.structSize = CUpti_Profiler_Host_EvaluateToGpuValues_Params_STRUCT_SIZE;
@@ -394,25 +536,88 @@ static void flush(mctx *m, int restart)
         ev.rangeIndex = i;
         ev.ppMetricNames = g_name_ptr;
         ev.numMetrics = (size_t)g_count;
-        ev.pMetricValues = values;
+        ev.pMetricValues = m->values + i * (size_t)g_count;
         st = cuptiProfilerHostEvaluateToGpuValues(&ev);
         if (st != CUPTI_SUCCESS) {
             explain(m, "evaluating metric values", st);
             return;
         }
-        uint32_t corr = by_slot ? m->slots[i] : 0;
-        push_range(m->next_range++, corr, m->device_id, values);
+        if (g_cta_idx >= 0)
+            m->ctas[i] = m->values[i * (size_t)g_count + (size_t)g_cta_idx];
+    }
+    wl_mm_result res;
+    wl_metric_match(m->calls, m->ncalls, g_cta_idx >= 0 ? m->ctas : NULL, n, m->verdicts, m->match_scratch, &res);
+    for (size_t i = 0; i < n; i++) {
+        const wl_mm_range *v = &m->verdicts[i];
+        if (v->kind == WL_MM_DISCARD)
+            continue;
+        push_range(m, m->next_range++, v, m->values + i * (size_t)g_count);
+        if (v->kind < WLCAP_OWNER_KIND_COUNT)
+            atomic_fetch_add(&g_tied[v->kind], 1);
+    }
+    atomic_fetch_add(&g_ranges, n);
+    atomic_fetch_add(&g_unknown, res.unknown);
+    atomic_fetch_add(&g_unknown_total, res.unknown);
+    atomic_fetch_add(&g_without, res.calls_without);
+    if (res.mismatch) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "metrics: %zu ranges for %zu calls in one batch on GPU %u; the ranges that cannot be tied"
+                           " for certain are kept without an activity (counted), and the next calls are profiled one"
+                           " at a time",
+                    n, m->ncalls, m->device_id);
+        m->isolate_left = ISOLATE_AFTER_MISMATCH;
     }
     wl_pool_wake();
-    m->nslots = 0;
-    if (restart) {
-        st = init_counter_data(m);
-        if (st != CUPTI_SUCCESS)
-            explain(m, "re-initialising the counter data", st);
-    }
+    m->ncalls = 0;
+    m->isolated = 0;
 }
 
-static void teardown(mctx *m)
+/* --metrics-graphs launch: one user range around the graph launch (one-pass sets: user replay). */
+int wl_rp_graph_begin(mctx *m, uint32_t correlation_id)
+{
+    CUptiResult st = set_config(m, CUPTI_UserRange, CUPTI_UserReplay);
+    if (st == CUPTI_SUCCESS) {
+        m->running = 1;
+        CUpti_RangeProfiler_PushRange_Params pr;
+        memset(&pr, 0, sizeof pr);
+        pr.structSize = CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE;
+        pr.pRangeProfilerObject = m->obj;
+        pr.pRangeName = "graph launch";
+        st = cuptiRangeProfilerPushRange(&pr);
+    }
+    if (st != CUPTI_SUCCESS) {
+        if (m->running)
+            (void)stop(m, NULL); /* best effort: the next call starts afresh */
+        wl_rp_graph_refused(m, "opening a user range", st);
+        return -1;
+    }
+    m->user_range = 1;
+    m->calls[0] = (wl_mm_call){correlation_id, WLCAP_OWNER_GRAPH_LAUNCH, 0};
+    m->ncalls = 1;
+    m->isolated = 1;
+    m->batch_start_ns = wl_rp_now_ns();
+    return 0;
+}
+
+void wl_rp_graph_end(mctx *m, CUstream stream)
+{
+    if (!m->user_range)
+        return;
+    m->user_range = 0;
+    (void)cuStreamSynchronize(stream); /* the range ends after the graph's work, not after its submission */
+    CUpti_RangeProfiler_PopRange_Params pp;
+    memset(&pp, 0, sizeof pp);
+    pp.structSize = CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE;
+    pp.pRangeProfilerObject = m->obj;
+    CUptiResult st = cuptiRangeProfilerPopRange(&pp);
+    if (st != CUPTI_SUCCESS) {
+        wl_rp_graph_refused(m, "closing a user range", st);
+        return;
+    }
+    wl_rp_flush(m);
+}
+
+void wl_rp_teardown(mctx *m)
 {
     if (m->obj) {
         CUpti_RangeProfiler_Disable_Params dp;
@@ -428,15 +633,24 @@ static void teardown(mctx *m)
     m->host = NULL;
     free(m->counter);
     free(m->config);
-    free(m->slots);
     free(m->availability);
-    m->availability = NULL;
-    m->counter = m->config = NULL;
-    m->slots = NULL;
+    free(m->calls);
+    free(m->values);
+    free(m->ctas);
+    free(m->verdicts);
+    free(m->match_scratch);
+    free(m->fns);
+    m->availability = m->counter = m->config = NULL;
+    m->calls = NULL;
+    m->values = m->ctas = NULL;
+    m->verdicts = NULL;
+    m->match_scratch = NULL;
+    m->fns = NULL;
+    m->ncalls = 0;
+    m->running = 0;
 }
 
-/* The context's state, set up on its first launch (the context is current on the launching thread). */
-static mctx *context_state(CUcontext ctx)
+mctx *wl_rp_context(CUcontext ctx)
 {
     pthread_mutex_lock(&g_setup);
     mctx *m = NULL;
@@ -463,121 +677,23 @@ static mctx *context_state(CUcontext ctx)
         m->device_id = dev;
         pthread_mutex_init(&m->lock, NULL);
         if (setup(m) != 0)
-            teardown(m);
+            wl_rp_teardown(m);
     }
     pthread_mutex_unlock(&g_setup);
     return m;
 }
 
-static int is_graph_launch(uint32_t cbid)
-{
-    return cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch || cbid == CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz;
-}
-
-int wl_metrics_is_launch(uint32_t cbid)
-{
-    switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: return 1;
-    default: return 0;
-    }
-}
-
-/* The stream a launch goes to (NULL: the legacy stream, or parameters not readable). */
-static CUstream launch_stream(uint32_t cbid, const void *params)
-{
-    if (!params)
-        return NULL;
-    switch (cbid) {
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz: return ((const cuLaunchKernel_params *)params)->hStream;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz:
-        return ((const cuLaunchCooperativeKernel_params *)params)->hStream;
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx:
-    case CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz: {
-        const CUlaunchConfig *c = ((const cuLaunchKernelEx_params *)params)->config;
-        return c ? c->hStream : NULL;
-    }
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch:
-    case CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz: return ((const cuGraphLaunch_params *)params)->hStream;
-    default: return NULL;
-    }
-}
-
-/* A launch into a stream being captured adds a node to a graph and runs nothing: no range. */
-static int into_capture(uint32_t cbid, const void *params)
-{
-    CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
-    CUresult st = cuStreamIsCapturing(launch_stream(cbid, params), &cs);
-    return st == CUDA_SUCCESS && cs != CU_STREAM_CAPTURE_STATUS_NONE;
-}
-
-/* Launch callback (application thread): the context's lock is held from entry to exit so that
- * slot order is CUPTI's range order. A graph launch runs with the profiler stopped. */
-void wl_metrics_launch(uint32_t cbid, const void *data)
-{
-    const CUpti_CallbackData *cd = data;
-    if (cd->callbackSite == CUPTI_API_EXIT) {
-        mctx *m = t_held;
-        if (!m)
-            return;
-        t_held = NULL;
-        CUresult rv = cd->functionReturnValue ? *(const CUresult *)cd->functionReturnValue : CUDA_SUCCESS;
-        if (is_graph_launch(cbid)) {
-            if (m->state == M_RUNNING) {
-                CUptiResult st = init_counter_data(m);
-                if (st != CUPTI_SUCCESS)
-                    explain(m, "restarting the range profiler after a graph launch", st);
-            }
-        } else if (rv != CUDA_SUCCESS && m->nslots) {
-            m->nslots--; /* a failed launch makes no range */
-        }
-        if (m->state != M_RUNNING)
-            teardown(m);
-        pthread_mutex_unlock(&m->lock);
-        return;
-    }
-    if (!g_on || t_held)
-        return;
-    CUcontext ctx = cd->context;
-    if (!ctx && cuCtxGetCurrent(&ctx) != CUDA_SUCCESS)
-        return;
-    if (!ctx || into_capture(cbid, cd->functionParams))
-        return;
-    mctx *m = context_state(ctx);
-    if (!m || m->state != M_RUNNING)
-        return;
-    pthread_mutex_lock(&m->lock);
-    int graph = is_graph_launch(cbid);
-    if (m->state == M_RUNNING && (graph || m->nslots >= g_batch))
-        flush(m, !graph); /* a graph launch: stop and decode now, restart at its exit */
-    if (m->state != M_RUNNING) {
-        teardown(m);
-        pthread_mutex_unlock(&m->lock);
-        return;
-    }
-    if (!graph) {
-        m->slots[m->nslots++] = cd->correlationId;
-    } else {
-        static atomic_flag graph_once = ATOMIC_FLAG_INIT;
-        wl_log_once(&graph_once, "metrics: kernels of CUDA graph launches are not profiled (the range profiler is"
-                                 " stopped around cuGraphLaunch); they are traced as usual");
-    }
-    t_held = m;
-}
-
 static void finish(mctx *m)
 {
     pthread_mutex_lock(&m->lock);
-    flush(m, 0);
-    teardown(m);
+    /* at exit or on a signal this may be another thread than the context's */
+    int pushed = m->state == M_RUNNING && cuCtxPushCurrent(m->ctx) == CUDA_SUCCESS;
+    wl_rp_flush(m);
+    if (pushed) {
+        CUcontext popped;
+        (void)cuCtxPopCurrent(&popped);
+    }
+    wl_rp_teardown(m);
     if (m->state == M_RUNNING)
         m->state = M_FAILED, snprintf(m->status, sizeof m->status, "finished");
     pthread_mutex_unlock(&m->lock);
@@ -601,46 +717,105 @@ void wl_metrics_stop(void)
             finish(&g_ctx[i]);
 }
 
-/* Writer thread: definitions of newly configured contexts, then the values. */
-void wl_metrics_drain(void)
+/* Under kernel replay CUPTI gives kernel records no timestamps, and a record without them may
+ * wait in CUPTI's buffer until a forced flush (the issue's 2,000-kernel replay run stopped by
+ * SIGTERM left a session without a single kernel record): while some context replays kernels, the
+ * writer's periodic flush is forced, so kernel records reach the capture as their ranges do. Not
+ * under user replay, where a forced flush could take a running kernel's record before its times. */
+int wl_metrics_forced_flush(void)
 {
-    if (atomic_exchange(&g_defs_ready, 0)) {
-        pthread_mutex_lock(&g_setup);
-        for (int i = 0; i < MAX_CTX; i++) {
-            mctx *m = &g_ctx[i];
-            if (!m->defs_pending)
-                continue;
-            m->defs_pending = 0;
-            if (m->state == M_FAILED && m->status[0]) {
-                /* metric_id ~0: the configuration's status line, no metric */
-                wlcap_metric_def d = {UINT32_MAX, wl_capw_string(m->status), 0, 0, m->device_id, 0, 0, 0};
-                wl_capw_record(WLCAP_METRIC_DEF, &d, sizeof d);
-                continue;
-            }
+    return g_on && atomic_load(&g_replay_kind) == WLCAP_METRIC_REPLAY_KERNEL;
+}
+
+/* <pid>.wlprogress for `warplens run`'s progress line, rewritten in place (writer thread). */
+static void write_progress(void)
+{
+    static uint64_t last;
+    uint64_t now = wl_rp_now_ns();
+    if (!g_progress_path[0] || now - last < PROGRESS_NS)
+        return;
+    last = now;
+    if (g_progress_fd < 0) {
+        g_progress_fd = open(g_progress_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (g_progress_fd < 0) {
+            g_progress_path[0] = 0; /* a progress line is a nicety: no second try, no message */
+            return;
+        }
+    }
+    wlcap_progress p;
+    memset(&p, 0, sizeof p);
+    p.magic = WLCAP_PROGRESS_MAGIC;
+    p.size = sizeof p;
+    p.updated_ns = now;
+    p.calls_seen = atomic_load(&wl_rp_calls_seen);
+    p.calls_done = atomic_load(&wl_rp_calls_done);
+    p.ranges = atomic_load(&g_ranges);
+    p.kernels = atomic_load(&g_tied[WLCAP_OWNER_KERNEL]) + atomic_load(&g_tied[WLCAP_OWNER_GRAPH_NODE]);
+    p.copies = atomic_load(&g_tied[WLCAP_OWNER_MEMCPY]);
+    p.sets = atomic_load(&g_tied[WLCAP_OWNER_MEMSET]);
+    p.graphs = atomic_load(&g_tied[WLCAP_OWNER_GRAPH_LAUNCH]);
+    p.unknown = atomic_load(&g_unknown_total);
+    p.left_out = wl_mf_left_out();
+    p.passes = atomic_load(&g_max_passes);
+    p.replay = atomic_load(&g_replay_kind);
+    if (pwrite(g_progress_fd, &p, sizeof p, 0) != (ssize_t)sizeof p) {
+        close(g_progress_fd);
+        g_progress_fd = -1;
+        g_progress_path[0] = 0;
+    }
+}
+
+/* A context's metric definitions once it was configured, then its status line if metrics went
+ * off there (ranges decoded before a failure keep their definitions). */
+static void write_defs(void)
+{
+    pthread_mutex_lock(&g_setup);
+    for (int i = 0; i < MAX_CTX; i++) {
+        mctx *m = &g_ctx[i];
+        if (!m->defs_pending)
+            continue;
+        m->defs_pending = 0;
+        if (m->num_passes && !m->defs_written) {
+            m->defs_written = 1;
             for (int k = 0; k < g_count; k++) {
-                wlcap_metric_def d = {(uint32_t)k, wl_capw_string(g_names[k]), wl_capw_string(g_units[k]),
-                                      g_types[k], m->device_id, (uint32_t)m->num_passes,
+                wlcap_metric_def d = {(uint32_t)k, wl_capw_string(g_names[k]), wl_capw_string(g_units[k]), g_types[k],
+                                      m->device_id, (uint32_t)m->num_passes,
                                       m->replay == CUPTI_UserReplay ? WLCAP_METRIC_REPLAY_NONE
                                                                     : WLCAP_METRIC_REPLAY_KERNEL,
                                       0};
                 wl_capw_record(WLCAP_METRIC_DEF, &d, sizeof d);
             }
         }
-        pthread_mutex_unlock(&g_setup);
+        if (m->state == M_FAILED && m->status[0] && strcmp(m->status, "finished") != 0) {
+            /* metric_id ~0: the configuration's status line, no metric */
+            wlcap_metric_def d = {UINT32_MAX, wl_capw_string(m->status), 0, 0, m->device_id, 0, 0, 0};
+            wl_capw_record(WLCAP_METRIC_DEF, &d, sizeof d);
+        }
     }
+    pthread_mutex_unlock(&g_setup);
+}
+
+static void write_count(uint64_t n, uint32_t detail)
+{
+    if (!n)
+        return;
+    wlcap_dropped d = {n, WLCAP_DROP_METRICS, 0, detail, 0};
+    wl_capw_record(WLCAP_DROPPED, &d, sizeof d);
+}
+
+/* Writer thread: definitions of newly configured contexts, then values and owners, counts. */
+void wl_metrics_drain(void)
+{
+    if (atomic_exchange(&g_defs_ready, 0))
+        write_defs();
     if (!g_on)
         return;
-    wlcap_metric_range r;
-    while (wl_mpsc_pop(&wl_metric_ring, &r))
-        wl_capw_record(WLCAP_METRIC_RANGE, &r, sizeof r);
-    uint64_t lost = atomic_exchange(&g_ring_lost, 0) + atomic_exchange(&g_cupti_dropped, 0);
-    if (lost) {
-        wlcap_dropped d = {lost, WLCAP_DROP_METRICS, 0, 0, 0};
-        wl_capw_record(WLCAP_DROPPED, &d, sizeof d);
-    }
-    uint64_t un = atomic_exchange(&g_unattributed, 0);
-    if (un) {
-        wlcap_dropped d = {un, WLCAP_DROP_METRICS, 0, 1, 0}; /* stream_id 1: kept, not attributed */
-        wl_capw_record(WLCAP_DROPPED, &d, sizeof d);
-    }
+    ring_item it;
+    while (wl_mpsc_pop(&wl_metric_ring, &it))
+        wl_capw_record((uint16_t)it.type, &it.u,
+                       it.type == WLCAP_METRIC_OWNER ? (uint32_t)sizeof it.u.o : (uint32_t)sizeof it.u.r);
+    write_count(atomic_exchange(&g_ring_lost, 0) + atomic_exchange(&g_cupti_dropped, 0), WLCAP_METRIC_LOST);
+    write_count(atomic_exchange(&g_unknown, 0), WLCAP_METRIC_UNTIED);
+    write_count(atomic_exchange(&g_without, 0), WLCAP_METRIC_NO_RANGE);
+    write_progress();
 }

@@ -161,16 +161,19 @@ void wl_cupti_enable_extcorr(void);               /* idempotent; at the first sc
 uint64_t wl_cupti_now_ns(void);                   /* CUPTI's clock (CLOCK_REALTIME if it fails) */
 int wl_scopes_used(void);                         /* api_bridge.c: a scope was opened already */
 
-/* range_profiler.c: hardware metrics per kernel (WARPLENS_METRICS). init reads the environment
- * (1 when metrics are on); launch runs in the driver launch callbacks (entry and exit); drain runs
- * on the writer thread; stop and context_destroyed decode what is left. */
-int wl_metrics_init(void);
+/* range_profiler.c, metric_calls.c: hardware metrics per kernel, copy and set (WARPLENS_METRICS).
+ * init reads the environment (1 when metrics are on; the progress side file goes next to the
+ * capture); call runs in the driver callbacks of launches, graph launches, copies and sets (entry
+ * and exit); drain runs on the writer thread; stop and context_destroyed decode what is left. */
+int wl_metrics_init(const char *capture_path);
 int wl_metrics_enabled(void);
-int wl_metrics_is_launch(uint32_t cbid);
-void wl_metrics_launch(uint32_t cbid, const void *cbdata);
+int wl_metrics_is_launch(uint32_t cbid);          /* kernel and graph launches */
+int wl_metrics_is_call(uint32_t cbid);            /* launches, copies and sets */
+void wl_metrics_call(uint32_t cbid, const void *cbdata);
 void wl_metrics_context_destroyed(void *ctx);
 void wl_metrics_stop(void);
 void wl_metrics_drain(void);
+int wl_metrics_forced_flush(void);                /* the writer's periodic CUPTI flush is to be forced */
 int wl_api_callbacks_has(uint32_t cbid);        /* api_callbacks.c: the API recorder hooked cbid */
 
 /* pc_sampling.c: warp stall reasons per kernel from CUPTI PC sampling (WARPLENS_PC_SAMPLING). init
@@ -196,6 +199,11 @@ void wl_pc_names_end_batch(wl_pc_names_batch *b);  /* frees the batch's fresh co
 void wl_pc_names_batch_free(wl_pc_names_batch *b);
 void wl_pc_names_release_all(void);                /* the kept names, after PC sampling ended */
 void wl_pc_names_stats(unsigned *kept, int *fresh_seen); /* for WARPLENS_PC_DEBUG */
+
+/* signal_keep.c (--metrics): SIGTERM, SIGINT and SIGHUP left at their default run finish() on the
+ * recorder's own thread, then end the process as the signal would have. */
+void wl_signals_keep(void (*finish)(void));
+void wl_signals_forked_child(void);
 
 /* recorder state */
 enum wl_state { WL_STATE_OFF = 0, WL_STATE_RUNNING, WL_STATE_STOPPED, WL_STATE_FORKED_CHILD };

@@ -166,7 +166,7 @@ static void *writer_main(void *arg)
         wl_pool_wait(WAKE_MS);
         uint64_t now = wl_monotonic_ns();
         if (atomic_exchange(&g_flush_asked, 0) || now - last_cupti >= CUPTI_FLUSH_NS) {
-            wl_cupti_flush(0);
+            wl_cupti_flush(wl_metrics_forced_flush()); /* kernel replay: see range_profiler.c */
             last_cupti = now;
         }
         drain();

@@ -330,6 +330,20 @@ static const wl_col_rule TIER_CHANGE[] = {I("pid", U32), I("tid", U32), I("ts_ns
                                           RULE("tier", WL_COL_TEXT, 1, 0, 0, 0)};
 static const wl_col_rule RECORDER_STAT[] = {I("pid", U32), S("name"), I("value", CNT)};
 
+/* What each metric range measured (--metrics, issue 17): its place among its call's ranges */
+enum { MR_PART = 6, MR_PARTS };
+static const wl_col_rule METRIC_RANGE[] = {
+    I("pid", U32), I("device_id", U32), I("range_index", I64), I("correlation_id", U32),
+    RULE("kind", WL_COL_TEXT, 1, 0, 0, 0), RULE("matched", WL_COL_TEXT, 1, 0, 0, 0), I("part", I32), I("parts", I32),
+    IN("kernel_id", ANY), IN("memcpy_id", ANY), IN("memset_id", ANY), IN("api_id", ANY)};
+static int metric_range_rel(const wl_cell *c, const wl_contract_env *env, char *why, size_t n)
+{
+    (void)env;
+    if (c[MR_PART].i >= c[MR_PARTS].i)
+        return blame(why, n, MR_PART, "is %lld, not below parts (%lld)", LL(c[MR_PART].i), LL(c[MR_PARTS].i));
+    return -1;
+}
+
 #define TABLE(name, req, rowid, cols, rel) {name, req, rowid, cols, (int)(sizeof cols / sizeof cols[0]), rel}
 /* Referenced tables come before the tables that reference them (the guard loads their ids). */
 const wl_table_rule WL_CONTRACT[] = {
@@ -359,6 +373,7 @@ const wl_table_rule WL_CONTRACT[] = {
     TABLE("metric", 0, 1, METRIC, NULL),
     TABLE("metric_config", 0, 1, METRIC_CONFIG, NULL),
     TABLE("kernel_metric", 0, 1, KERNEL_METRIC, kernel_metric_rel),
+    TABLE("metric_range", 0, 1, METRIC_RANGE, metric_range_rel),
     TABLE("device_sample", 0, 1, DEVICE_SAMPLE, device_sample_rel),
     TABLE("pm_config", 0, 1, PM_CONFIG, NULL),
     TABLE("pm_metric", 0, 1, PM_METRIC, NULL),

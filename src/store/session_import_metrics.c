@@ -1,20 +1,26 @@
-/* Hardware-metric records -> the metric, metric_config and kernel_metric tables. METRIC_DEF names
- * a capture's metric ids (the metric table is shared by all processes, one row per name);
- * METRIC_RANGE holds up to 8 values of one range. Hostile input: ids, counts and string
- * references are checked, errors name the record's offset. Kernels are linked at finish. */
+/* Hardware-metric records -> the metric, metric_config, kernel_metric and metric_range tables.
+ * METRIC_DEF names a capture's metric ids (the metric table is shared by all processes, one row per
+ * name); METRIC_RANGE holds up to 8 values of one range; METRIC_OWNER says what the range measured.
+ * Hostile input: ids, counts, kinds and string references are checked, errors name the record's
+ * offset. Kernels, copies and sets are linked at finish. */
 #include <inttypes.h>
 #include <math.h>
 
 #include "store/session_writer_internal.h"
 
-enum { M_FIND, M_ADD, M_CONFIG, M_VALUE };
+enum { M_FIND, M_ADD, M_CONFIG, M_VALUE, M_OWNER, M_STMTS };
 
-static const char *const SQL[4] = {
+static const char *const SQL[M_STMTS] = {
     [M_FIND] = "SELECT id FROM metric WHERE name = ?",
     [M_ADD] = "INSERT INTO metric (name, unit, metric_type) VALUES (?,?,?)",
-    [M_CONFIG] = "INSERT OR REPLACE INTO metric_config (pid, device_id, num_passes, status, replay) VALUES (?,?,?,?,?)",
+    /* a status line after the definitions (metrics went off mid-run) keeps passes and replay */
+    [M_CONFIG] = "INSERT INTO metric_config (pid, device_id, num_passes, status, replay) VALUES (?,?,?,?,?) ON CONFLICT"
+                 " (pid, device_id) DO UPDATE SET num_passes = coalesce(excluded.num_passes, num_passes), status ="
+                 " coalesce(excluded.status, status), replay = coalesce(excluded.replay, replay)",
     [M_VALUE] = "INSERT INTO kernel_metric (pid, device_id, range_index, correlation_id, metric_id, value)"
                 " VALUES (?,?,?,?,?,?)",
+    [M_OWNER] = "INSERT OR REPLACE INTO metric_range (pid, device_id, range_index, correlation_id, kind, matched, part,"
+                " parts) VALUES (?,?,?,?,?,?,?,?)",
 };
 
 static sqlite3_stmt *stmt(import_ctx *c, int id)
@@ -105,9 +111,38 @@ int wl_imp_metric_range(import_ctx *c, const wlcap_metric_range *r, size_t offse
     return 0;
 }
 
+/* What a range measured (its kernel_id, memcpy_id, ... are linked at finish, session_writer.c). */
+int wl_imp_metric_owner(import_ctx *c, const wlcap_metric_owner *o, size_t offset)
+{
+    static const char *const kinds[WLCAP_OWNER_KIND_COUNT] = {
+        [WLCAP_OWNER_UNKNOWN] = NULL,           [WLCAP_OWNER_KERNEL] = "kernel",
+        [WLCAP_OWNER_MEMCPY] = "memcpy",        [WLCAP_OWNER_MEMSET] = "memset",
+        [WLCAP_OWNER_GRAPH_NODE] = "graph_node", [WLCAP_OWNER_GRAPH_LAUNCH] = "graph_launch",
+        [WLCAP_OWNER_INTERNAL] = "internal"};
+    static const char *const matches[WLCAP_MATCH_COUNT] = {NULL, "order", "isolated", "signature"};
+    if (o->kind >= WLCAP_OWNER_KIND_COUNT || o->match >= WLCAP_MATCH_COUNT || !o->parts || o->part >= o->parts)
+        return wl_store_set_err(c->err, c->err_size,
+                                "metric_owner record at offset %zu: kind %u, match %u or part %u of %u not valid",
+                                offset, o->kind, o->match, o->part, o->parts);
+    sqlite3_stmt *s = stmt(c, M_OWNER);
+    if (!s)
+        return -1;
+    wl_imp_bind_u64(s, 1, c->pid);
+    wl_imp_bind_u64(s, 2, o->device_id);
+    wl_imp_bind_u64(s, 3, o->range_index);
+    wl_imp_bind_u64(s, 4, o->correlation_id);
+    if (kinds[o->kind])
+        sqlite3_bind_text(s, 5, kinds[o->kind], -1, SQLITE_STATIC);
+    if (matches[o->match])
+        sqlite3_bind_text(s, 6, matches[o->match], -1, SQLITE_STATIC);
+    wl_imp_bind_u64(s, 7, o->part);
+    wl_imp_bind_u64(s, 8, o->parts);
+    return wl_imp_step(c, s);
+}
+
 void wl_imp_metric_free(import_ctx *c)
 {
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < M_STMTS; i++) {
         sqlite3_finalize(c->metric_st[i]);
         c->metric_st[i] = NULL;
     }

@@ -432,10 +432,15 @@ static int on_dropped(import_ctx *c, const wlcap_dropped *d)
     case WLCAP_DROP_INKERNEL:
         return add_lost(c, "inkernel_buffers", d->count, "in-kernel buffers not collected or not copied");
     case WLCAP_DROP_METRICS:
-        return d->stream_id == 1 ? add_lost(c, "metric_unattributed", d->count,
-                                            "metric ranges kept without a kernel: range and launch counts differed")
-                                 : add_lost(c, "metric_ranges", d->count,
-                                            "metric ranges lost: dropped by CUPTI or the metric ring was full");
+        return d->stream_id == WLCAP_METRIC_UNTIED
+                   ? add_lost(c, "metric_unattributed", d->count,
+                              "metric ranges kept without an activity: not tied to one kernel, copy or set for certain")
+               : d->stream_id == WLCAP_METRIC_NO_RANGE
+                   ? add_lost(c, "metric_no_range", d->count,
+                              "profiled kernel launches without a range of their own (their ranges could not be told"
+                              " apart, or CUPTI made none)")
+                   : add_lost(c, "metric_ranges", d->count,
+                              "metric ranges lost: dropped by CUPTI or the metric ring was full");
     case WLCAP_DROP_SAMPLES: return add_lost(c, "device_samples", d->count, "NVML device samples lost: sample ring full");
     case WLCAP_DROP_PMSAMPLING: {
         char detail[160];
@@ -607,6 +612,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
         wlcap_annotation annotation;
         wlcap_metric_def metric_def;
         wlcap_metric_range metric_range;
+        wlcap_metric_owner metric_owner;
         wlcap_device_sample device_sample;
         wlcap_pm_metric_def pm_metric_def;
         wlcap_pm_sample pm_sample;
@@ -649,6 +655,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
     case WLCAP_ANNOTATION: return on_annotation(c, &u.annotation);
     case WLCAP_METRIC_DEF: return wl_imp_metric_def(c, &u.metric_def, offset);
     case WLCAP_METRIC_RANGE: return wl_imp_metric_range(c, &u.metric_range, offset);
+    case WLCAP_METRIC_OWNER: return wl_imp_metric_owner(c, &u.metric_owner, offset);
     case WLCAP_DEVICE_SAMPLE: return on_device_sample(c, &u.device_sample);
     case WLCAP_PM_METRIC_DEF: return wl_imp_pm_metric_def(c, &u.pm_metric_def, offset);
     case WLCAP_PM_SAMPLE: return wl_imp_pm_sample(c, &u.pm_sample, offset);

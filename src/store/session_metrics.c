@@ -68,23 +68,74 @@ int wl_session_has_metrics(wl_session *s)
            wl_sql_scalar_u64(s->db, "SELECT 1 FROM kernel_metric WHERE kernel_id IS NOT NULL LIMIT 1") == 1;
 }
 
-int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set *m)
+/* Adds one value vector per item to its group's accumulator. st's rows: group key, item key,
+ * metric id, value, ordered by group and item (an item is a kernel, or a range of a copy or set). */
+static int accumulate(sqlite3_stmt *st, wl_metric_set *m, const int64_t *ids)
+{
+    const char *names[WL_METRICS_MAX];
+    for (int i = 0; i < m->n; i++)
+        names[i] = m->names[i];
+    double v[WL_METRICS_MAX];
+    int64_t cur_item = -1, cur_group = 0;
+    int cap = 0;
+    for (int i = 0; i < m->n; i++)
+        v[i] = NAN;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t g = sqlite3_column_int64(st, 0), item = sqlite3_column_int64(st, 1), mid = sqlite3_column_int64(st, 2);
+        if (item != cur_item || (m->ngroups && g != cur_group)) {
+            if (cur_item >= 0)
+                wl_metric_acc_add(&m->accs[m->ngroups - 1], v);
+            for (int i = 0; i < m->n; i++)
+                v[i] = NAN;
+            cur_item = item;
+            if ((!m->ngroups || m->keys[m->ngroups - 1] != g) && add_group(m, g, names, &cap) != 0)
+                return -1;
+            cur_group = g;
+        }
+        for (int i = 0; i < m->n; i++)
+            if (ids[i] == mid && sqlite3_column_type(st, 3) != SQLITE_NULL)
+                v[i] = sqlite3_column_double(st, 3);
+    }
+    if (cur_item >= 0)
+        wl_metric_acc_add(&m->accs[m->ngroups - 1], v);
+    /* the accumulators point at m->names: valid while m lives */
+    return 0;
+}
+
+/* A range is tied when it names its activity: a kernel (a graph node's kernel, copy or set
+ * included), or a call: a copy or set call (split into several records or not), a whole graph
+ * launch, the driver's work inside a launch call. */
+#define RANGE_TIED "(kernel_id IS NOT NULL OR memcpy_id IS NOT NULL OR memset_id IS NOT NULL OR coalesce(kind, '') IN" \
+                   " ('memcpy', 'memset', 'graph_launch', 'internal'))"
+
+/* An empty set with the session's metric definitions: the number of metrics (0: none, -1: a
+ * database error; m->n is then 0). */
+static int begin_set(wl_session *s, wl_metric_set *m, int64_t *ids)
 {
     memset(m, 0, sizeof *m);
+    int n = read_defs(s->db, ids, m->names, &m->max_passes, m->status, sizeof m->status);
+    m->n = n > 0 ? n : 0;
+    return n;
+}
+
+int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set *m)
+{
     int64_t ids[WL_METRICS_MAX];
-    m->n = read_defs(s->db, ids, m->names, &m->max_passes, m->status, sizeof m->status);
-    if (m->n <= 0) {
-        int rc = m->n;
-        m->n = 0;
-        return rc;
-    }
+    int n = begin_set(s, m, ids);
+    if (n <= 0)
+        return n;
     m->kernel_replay = !wl_sql_has_column(s->db, "metric_config", "replay") ||
                        wl_sql_scalar_u64(s->db, "SELECT count(*) FROM metric_config WHERE status IS NULL AND"
                                                 " coalesce(replay, 'kernel') = 'kernel'") > 0;
-    m->ranges = wl_sql_scalar_u64(s->db, "SELECT count(DISTINCT pid || ':' || device_id || ':' || range_index)"
-                                         " FROM kernel_metric");
-    m->unlinked = wl_sql_scalar_u64(s->db, "SELECT count(DISTINCT pid || ':' || device_id || ':' || range_index)"
-                                           " FROM kernel_metric WHERE kernel_id IS NULL");
+    if (wl_sql_has_table(s->db, "metric_range")) {
+        m->ranges = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM metric_range");
+        m->unlinked = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM metric_range WHERE NOT " RANGE_TIED);
+    } else { /* sessions made before metric_range */
+        m->ranges = wl_sql_scalar_u64(s->db, "SELECT count(DISTINCT pid || ':' || device_id || ':' || range_index)"
+                                             " FROM kernel_metric");
+        m->unlinked = wl_sql_scalar_u64(s->db, "SELECT count(DISTINCT pid || ':' || device_id || ':' || range_index)"
+                                               " FROM kernel_metric WHERE kernel_id IS NULL");
+    }
     const char *key = by == WL_METRICS_BY_NAME ? "k.name_id" : "k.id";
     char sql[512];
     sqlite3_stmt *st;
@@ -94,36 +145,71 @@ int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set 
              key, key);
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
         return -1;
-    const char *names[WL_METRICS_MAX];
-    for (int i = 0; i < m->n; i++)
-        names[i] = m->names[i];
-    double v[WL_METRICS_MAX];
-    int64_t cur_kernel = -1;
-    int cap = 0, rc = 0;
-    for (int i = 0; i < m->n; i++)
-        v[i] = NAN;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t g = sqlite3_column_int64(st, 0), kid = sqlite3_column_int64(st, 1), mid = sqlite3_column_int64(st, 2);
-        if (kid != cur_kernel) {
-            if (cur_kernel >= 0)
-                wl_metric_acc_add(&m->accs[m->ngroups - 1], v);
-            for (int i = 0; i < m->n; i++)
-                v[i] = NAN;
-            cur_kernel = kid;
-            if ((!m->ngroups || m->keys[m->ngroups - 1] != g) && add_group(m, g, names, &cap) != 0) {
-                rc = -1;
-                break;
-            }
-        }
-        for (int i = 0; i < m->n; i++)
-            if (ids[i] == mid && sqlite3_column_type(st, 3) != SQLITE_NULL)
-                v[i] = sqlite3_column_double(st, 3);
-    }
-    if (rc == 0 && cur_kernel >= 0)
-        wl_metric_acc_add(&m->accs[m->ngroups - 1], v);
+    int rc = accumulate(st, m, ids);
     sqlite3_finalize(st);
-    /* the accumulators point at m->names: valid while m lives */
     return rc;
+}
+
+int wl_session_copy_metrics(wl_session *s, wl_metric_set *m, char (*labels)[32], int max_labels)
+{
+    int64_t ids[WL_METRICS_MAX];
+    int n = begin_set(s, m, ids);
+    if (n <= 0 || !wl_sql_has_table(s->db, "metric_range"))
+        return n < 0 ? n : 0;
+    /* one group per label ("memcpy DtoD", "memset device"; a call split into several records: its
+     * API call's name); one item per call, its ranges' counters summed */
+#define COPY_LABEL                                                                                               \
+    "CASE WHEN r.kind = 'memcpy' THEN 'memcpy ' || coalesce(c.kind, a.name, '?') ELSE 'memset ' ||"             \
+    " coalesce(z.memory_kind, a.name, '?') END"
+#define COPY_FROM                                                                                                \
+    " FROM metric_range r LEFT JOIN memcpy c ON c.id = r.memcpy_id LEFT JOIN memset z ON z.id = r.memset_id"    \
+    " LEFT JOIN api_call a ON a.id = r.api_id WHERE r.kind IN ('memcpy', 'memset')"
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT DISTINCT " COPY_LABEL COPY_FROM " ORDER BY 1", -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    int nl = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && nl < max_labels)
+        snprintf(labels[nl++], 32, "%s", (const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    if (!nl)
+        return 0;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT t.g, t.item, km.metric_id, sum(km.value) FROM (SELECT dense_rank() OVER (ORDER BY "
+                           COPY_LABEL ") - 1 AS g, r.pid * 4294967296 + r.correlation_id AS item, r.pid, r.device_id,"
+                           " r.range_index" COPY_FROM ") t JOIN kernel_metric km ON km.pid = t.pid AND km.device_id ="
+                           " t.device_id AND km.range_index = t.range_index WHERE t.g < ? GROUP BY 1, 2, 3 ORDER BY 1, 2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int(st, 1, nl);
+    int rc = accumulate(st, m, ids);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int wl_session_metric_ranges(wl_session *s, wl_metric_ranges *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!wl_sql_has_table(s->db, "metric_range"))
+        return 0;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT count(*), sum(kind = 'kernel' AND kernel_id IS NOT NULL), sum(kind = 'graph_node' AND"
+                           " " RANGE_TIED "), sum(kind = 'memcpy'), sum(kind = 'memset'), sum(kind = 'graph_launch'),"
+                           " sum(kind = 'internal'), sum(NOT " RANGE_TIED "), sum(matched = 'order'),"
+                           " sum(matched = 'isolated'), sum(matched = 'signature') FROM metric_range",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        uint64_t *f[] = {&out->ranges,  &out->kernels,  &out->graph_nodes, &out->copies,
+                         &out->sets,    &out->graph_launches, &out->internal, &out->untied,
+                         &out->by_order, &out->isolated, &out->by_signature};
+        for (int i = 0; i < 11; i++)
+            *f[i] = (uint64_t)sqlite3_column_int64(st, i);
+    }
+    sqlite3_finalize(st);
+    out->launches_without = wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(count), 0) FROM lost WHERE source ="
+                                                     " 'metric_no_range'");
+    return 0;
 }
 
 const wl_metric_acc *wl_metric_set_find(const wl_metric_set *m, int64_t key)

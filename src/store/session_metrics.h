@@ -18,7 +18,7 @@ typedef struct wl_metric_set {
     int max_passes;                                /* replay passes (largest over devices) */
     int kernel_replay;                             /* 1: some device replayed kernels (or the session
                                                     * predates the replay column): no kernel timestamps */
-    uint64_t ranges, unlinked;                     /* ranges recorded; those without a kernel */
+    uint64_t ranges, unlinked;                     /* ranges recorded; those not tied to an activity */
     char status[200];                              /* why metrics were off somewhere ("" if not) */
     int ngroups;
     int64_t *keys;                                 /* kernel_name id or kernel id */
@@ -33,6 +33,22 @@ int wl_session_has_metrics(wl_session *s);
 int wl_session_metrics(wl_session *s, enum wl_metric_group_by by, wl_metric_set *out);
 const wl_metric_acc *wl_metric_set_find(const wl_metric_set *m, int64_t key);
 void wl_metric_set_free(wl_metric_set *m);
+
+/* Hardware metrics of copies and sets (ranges tied to a copy or set call), one group per label
+ * ("memcpy HtoD", "memcpy DtoD", "memset device", ...; keys 0..n-1 in labels' order); a group's
+ * count is its calls, their ranges' counters summed. 0 also when there are none (m->ngroups 0). */
+int wl_session_copy_metrics(wl_session *s, wl_metric_set *m, char (*labels)[32], int max_labels);
+
+/* What the session's metric ranges measured (docs/schema.md, metric_range); zeros for sessions
+ * made before metric_range. */
+typedef struct wl_metric_ranges {
+    uint64_t ranges;
+    uint64_t kernels, graph_nodes, copies, sets, graph_launches, internal; /* tied, by kind */
+    uint64_t untied;                                                       /* kept, not tied */
+    uint64_t by_order, isolated, by_signature;                             /* how they were tied */
+    uint64_t launches_without;   /* profiled kernel launches that got no range of their own */
+} wl_metric_ranges;
+int wl_session_metric_ranges(wl_session *s, wl_metric_ranges *out);
 
 /* Each measured kernel's values: row i is kernel_ids[i] (ascending), values[i*n .. i*n+n-1] in
  * the order of names, NaN where CUPTI gave none. Memory: 8 bytes per metric and kernel (metrics

@@ -106,6 +106,19 @@ void wl_session_writer_abort(wl_session_writer *w)
  * process and correlation id), that call's thread, and the user scope that was open (CUPTI
  * external correlation first; time containment on the launching thread otherwise). */
 static const char *const LINK_SQL =
+    /* Under kernel replay CUPTI gives each kernel of a graph launch one record per pass (on the
+     * H100: two records per node with two passes, only the first pass's timed). A launch runs each
+     * node once, so one record per node is kept, the timed one first, and how many were merged is
+     * kept as a figure of the process. Only where metrics ran with kernel replay: elsewhere a
+     * conditional node may run a node several times in one launch. */
+    "INSERT OR REPLACE INTO recorder_stat (pid, name, value) SELECT pid, 'graph_kernel_replay_records_merged',\n"
+    "  count(*) - count(DISTINCT correlation_id || ':' || graph_node_id) FROM kernel WHERE graph_id != 0\n"
+    "  AND graph_node_id IS NOT NULL AND pid IN (SELECT pid FROM metric_config WHERE replay = 'kernel') GROUP BY pid\n"
+    "  HAVING count(*) > count(DISTINCT correlation_id || ':' || graph_node_id);\n"
+    "DELETE FROM kernel WHERE graph_id != 0 AND graph_node_id IS NOT NULL\n"
+    "  AND pid IN (SELECT pid FROM metric_config WHERE replay = 'kernel') AND id NOT IN (SELECT\n"
+    "  coalesce(min(CASE WHEN has_timestamps THEN id END), min(id)) FROM kernel WHERE graph_id != 0\n"
+    "  AND graph_node_id IS NOT NULL GROUP BY pid, correlation_id, graph_node_id);\n"
     "CREATE INDEX temp.extcorr_by_corr ON extcorr(pid, correlation_id);\n"
     "CREATE INDEX scope_by_thread ON scope(pid, tid, start_ns);\n"
     "UPDATE api_call SET scope_id = e.external_id FROM temp.extcorr e\n"
@@ -126,16 +139,62 @@ static const char *const LINK_SQL =
     "  AND k.pid = annotation.pid AND k.correlation_id = annotation.correlation_id;\n"
     "UPDATE occupancy_check SET kernel_id = k.id FROM kernel k\n"
     "  WHERE k.pid = occupancy_check.pid AND k.correlation_id = occupancy_check.correlation_id;\n"
-    /* a metric range belongs to the one kernel of its launch; a graph launch's ranges (one
-     * correlation id for several kernels) stay unlinked. Driven by the ranges' rows: driven by the
-     * kernels', the count ran once per kernel over its launch's kernels, quadratic in a graph's
-     * nodes (a 10,000-node graph replayed 25 times took minutes to import) */
-    "CREATE INDEX kernel_metric_by_corr ON kernel_metric(pid, correlation_id);\n"
-    "UPDATE kernel_metric SET kernel_id = (SELECT k.id FROM kernel k WHERE k.pid = kernel_metric.pid\n"
-    "  AND k.correlation_id = kernel_metric.correlation_id AND k.device_id = kernel_metric.device_id)\n"
-    "  WHERE kernel_metric.correlation_id != 0 AND (SELECT count(*) FROM kernel k2\n"
-    "  WHERE k2.pid = kernel_metric.pid AND k2.correlation_id = kernel_metric.correlation_id) = 1;\n"
+    /* what each metric range measured (docs/schema.md, metric_range): captures without owner
+     * records (older recorders) name their kernel by correlation id alone */
+    "INSERT OR IGNORE INTO metric_range (pid, device_id, range_index, correlation_id, kind, matched, part, parts)\n"
+    "  SELECT pid, device_id, range_index, max(correlation_id), CASE WHEN max(correlation_id) != 0 THEN 'kernel' END,\n"
+    "    CASE WHEN max(correlation_id) != 0 THEN 'order' END, 0, 1 FROM kernel_metric\n"
+    "  GROUP BY pid, device_id, range_index;\n"
+    "CREATE INDEX metric_range_by_corr ON metric_range(pid, correlation_id);\n"
+    /* a kernel's range: the one kernel of its launch. Each statement here is driven by the
+     * ranges' rows, so its cost is linear in them: driven by the kernels' (a join with a count per
+     * kernel), a 10,000-node graph replayed 25 times took minutes to import */
+    "UPDATE metric_range SET kernel_id = (SELECT k.id FROM kernel k WHERE k.pid = metric_range.pid\n"
+    "  AND k.correlation_id = metric_range.correlation_id AND k.device_id = metric_range.device_id)\n"
+    "  WHERE metric_range.kind = 'kernel' AND (SELECT count(*) FROM kernel k2\n"
+    "  WHERE k2.pid = metric_range.pid AND k2.correlation_id = metric_range.correlation_id) = 1;\n"
+    /* a graph launch's node ranges: the launch's nodes (kernels, copies, sets) in node-id order,
+     * which is the order a captured stream ran them in. Tied only when they are exactly as many as
+     * the launch's ranges and every kernel's block count equals its range's launched CTAs (the
+     * recorder collects sm__ctas_launched.sum for this), else the launch's ranges stay untied. */
+    "CREATE TEMP TABLE graph_work AS SELECT pid, device_id, correlation_id, src, id, blocks,\n"
+    "  row_number() OVER (PARTITION BY pid, device_id, correlation_id ORDER BY node, src, id) - 1 AS rn,\n"
+    "  count(*) OVER (PARTITION BY pid, device_id, correlation_id) AS cnt FROM (\n"
+    "  SELECT pid, device_id, correlation_id, 0 AS src, min(id) AS id, graph_node_id AS node, max(blocks) AS blocks\n"
+    "    FROM kernel WHERE graph_id != 0 GROUP BY pid, device_id, correlation_id, graph_node_id\n"
+    "  UNION ALL SELECT pid, device_id, correlation_id, 1, min(id), graph_node_id, NULL FROM memcpy\n"
+    "    WHERE graph_id != 0 GROUP BY pid, device_id, correlation_id, graph_node_id\n"
+    "  UNION ALL SELECT pid, device_id, correlation_id, 2, min(id), graph_node_id, NULL FROM memset\n"
+    "    WHERE graph_id != 0 GROUP BY pid, device_id, correlation_id, graph_node_id)\n"
+    "  WHERE correlation_id IN (SELECT correlation_id FROM metric_range WHERE kind = 'graph_node');\n"
+    "CREATE INDEX temp.graph_work_by_node ON graph_work(pid, correlation_id, rn);\n"
+    "CREATE TEMP TABLE graph_pair AS SELECT r.rowid AS rid, r.pid, r.device_id, r.correlation_id, g.src, g.id,\n"
+    "  (g.src != 0 OR c.value IS NULL OR c.value = g.blocks) AS ok FROM metric_range r JOIN temp.graph_work g\n"
+    "  ON g.pid = r.pid AND g.device_id = r.device_id AND g.correlation_id = r.correlation_id AND g.rn = r.part\n"
+    "  AND g.cnt = r.parts LEFT JOIN (SELECT km.pid, km.device_id, km.range_index, km.value FROM kernel_metric km\n"
+    "  JOIN metric mm ON mm.id = km.metric_id WHERE mm.name = 'sm__ctas_launched.sum') c ON c.pid = r.pid\n"
+    "  AND c.device_id = r.device_id AND c.range_index = r.range_index WHERE r.kind = 'graph_node';\n"
+    "CREATE INDEX temp.graph_pair_by_launch ON graph_pair(pid, device_id, correlation_id, ok);\n"
+    "UPDATE metric_range SET kernel_id = CASE p.src WHEN 0 THEN p.id END, memcpy_id = CASE p.src WHEN 1 THEN p.id END,\n"
+    "  memset_id = CASE p.src WHEN 2 THEN p.id END FROM temp.graph_pair p WHERE metric_range.rowid = p.rid\n"
+    "  AND NOT EXISTS (SELECT 1 FROM temp.graph_pair q WHERE q.pid = p.pid AND q.device_id = p.device_id\n"
+    "  AND q.correlation_id = p.correlation_id AND q.ok = 0);\n"
+    "DROP TABLE temp.graph_pair;\n"
+    "DROP TABLE temp.graph_work;\n"
+    /* a copy's or set's ranges: the one record of its call (a call split into several records
+     * keeps its ranges on the call, api_id) */
+    "UPDATE metric_range SET memcpy_id = (SELECT m.id FROM memcpy m WHERE m.pid = metric_range.pid\n"
+    "  AND m.correlation_id = metric_range.correlation_id) WHERE metric_range.kind = 'memcpy'\n"
+    "  AND (SELECT count(*) FROM memcpy m2 WHERE m2.pid = metric_range.pid AND m2.correlation_id = metric_range.correlation_id) = 1;\n"
+    "UPDATE metric_range SET memset_id = (SELECT m.id FROM memset m WHERE m.pid = metric_range.pid\n"
+    "  AND m.correlation_id = metric_range.correlation_id) WHERE metric_range.kind = 'memset'\n"
+    "  AND (SELECT count(*) FROM memset m2 WHERE m2.pid = metric_range.pid AND m2.correlation_id = metric_range.correlation_id) = 1;\n"
+    "UPDATE metric_range SET api_id = a.id FROM api_call a\n"
+    "  WHERE metric_range.correlation_id != 0 AND a.pid = metric_range.pid AND a.correlation_id = metric_range.correlation_id;\n"
+    "UPDATE kernel_metric SET kernel_id = r.kernel_id FROM metric_range r WHERE r.kernel_id IS NOT NULL\n"
+    "  AND r.pid = kernel_metric.pid AND r.device_id = kernel_metric.device_id AND r.range_index = kernel_metric.range_index;\n"
     "CREATE INDEX kernel_metric_by_kernel ON kernel_metric(kernel_id);\n"
+    "CREATE INDEX kernel_metric_by_range ON kernel_metric(pid, device_id, range_index);\n"
     /* warp stall samples likewise (a graph launch's kernels share one correlation id) */
     "UPDATE kernel_stall SET kernel_id = (SELECT k.id FROM kernel k WHERE k.pid = kernel_stall.pid\n"
     "  AND k.correlation_id = kernel_stall.correlation_id AND k.device_id = kernel_stall.device_id)\n"

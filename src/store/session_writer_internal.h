@@ -51,7 +51,7 @@ typedef struct import_ctx {
     wl_import_stats *stats;
     /* hardware metrics (session_import_metrics.c): statements prepared at the first metric record,
      * and the metric table's row of each capture metric id */
-    sqlite3_stmt *metric_st[4];
+    sqlite3_stmt *metric_st[5];
     int64_t metric_row[WLCAP_METRIC_IDS];
     /* PM sampling (session_import_pm.c): statements prepared at the first PM record, and the
      * metric indices each device's definitions named (a sample may use only those) */
@@ -89,6 +89,7 @@ int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offse
 /* metric records (session_import_metrics.c) */
 int wl_imp_metric_def(import_ctx *c, const wlcap_metric_def *d, size_t offset);
 int wl_imp_metric_range(import_ctx *c, const wlcap_metric_range *r, size_t offset);
+int wl_imp_metric_owner(import_ctx *c, const wlcap_metric_owner *o, size_t offset);
 void wl_imp_metric_free(import_ctx *c);
 /* PM sampling records (session_import_pm.c) */
 int wl_imp_pm_metric_def(import_ctx *c, const wlcap_pm_metric_def *d, size_t offset);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "capture/recorder.h"
+#include "../driver_capture.h"
 #include "common/clock.h"
 #include "fake_cupti_pcs.h"
 
@@ -105,12 +106,7 @@ int main(int argc, char **argv)
     kernel(11, 0, "fake_chase", t0 + 1000);
     kernel(12, 0, "fake_fma", t0 + 2000000);
     kernel(13, 1, "fake_fma", t0 + 4000000);
-    wlcap_end e;
-    memset(&e, 0, sizeof e);
-    e.end_ns = wl_realtime_ns();
-    e.reason = WLCAP_END_EXIT;
-    wl_capw_record(WLCAP_END, &e, sizeof e);
-    if (wl_capw_close() != 0)
+    if (driver_end_record(WLCAP_END_EXIT) != 0)
         return 1;
     printf("on=%d mode=%d period=%d reasons=%d enables=%d disables=%d getdata=%d misuse=%d\n", on, fake_pcs.mode,
            fake_pcs.period, fake_pcs.reasons, fake_pcs.enables, fake_pcs.disables, fake_pcs.getdata_calls,

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "capture/recorder.h"
+#include "../driver_capture.h"
 #include "common/clock.h"
 
 void wl_pool_wake(void) {} /* the writer's doorbell: this thread plays the writer on its own clock */
@@ -36,12 +37,7 @@ int main(int argc, char **argv)
     uint64_t t0 = wl_realtime_ns();
     if (wl_capw_open(argv[1], (uint64_t)getpid(), t0) != 0)
         return 1;
-    wlcap_process p;
-    memset(&p, 0, sizeof p);
-    p.pid = (uint32_t)getpid();
-    p.start_ns = t0;
-    p.rank = p.local_rank = p.world_size = p.ompi_rank = p.slurm_procid = -1;
-    wl_capw_record(WLCAP_PROCESS, &p, sizeof p);
+    driver_process_record(t0);
     wlcap_device d;
     memset(&d, 0, sizeof d);
     d.pci_str = wl_capw_string("0000:18:00.0");
@@ -76,10 +72,5 @@ int main(int argc, char **argv)
     k.grid_x = k.grid_y = k.grid_z = 1, k.block_x = 32, k.block_y = k.block_z = 1;
     k.carveout_requested = 0xff;
     wl_capw_record(WLCAP_KERNEL, &k, sizeof k);
-    wlcap_end e;
-    memset(&e, 0, sizeof e);
-    e.end_ns = wl_realtime_ns();
-    e.reason = WLCAP_END_EXIT;
-    wl_capw_record(WLCAP_END, &e, sizeof e);
-    return wl_capw_close() == 0 ? 0 : 1;
+    return driver_end_record(WLCAP_END_EXIT) == 0 ? 0 : 1;
 }

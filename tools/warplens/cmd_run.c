@@ -19,6 +19,8 @@
 #include "capfile/metric_spec.h"
 #include "capfile/pm_metric_spec.h"
 #include "run_env.h"
+#include "run_metrics_opts.h"
+#include "run_progress.h"
 #include "run_summary.h"
 #include "session_build.h"
 #include "verbs.h"
@@ -34,6 +36,7 @@ typedef struct run_options {
     const char *pm_interval;
     const char *pc_period;     /* --pc-period: log2 of the PC-sampling period in cycles */
     const char *capture_range; /* --capture-range: "profiler-api" */
+    run_metric_opts mf;        /* --metrics filters and graph launches (run_metrics_opts.h) */
     int quiet, keep_capture, check_occupancy, stalls, torch_ops;
     char **argv; /* the program and its arguments */
 } run_options;
@@ -62,6 +65,17 @@ static void usage(FILE *out)
             "  --metrics LIST         hardware metrics per kernel (CUPTI range profiler): presets default,\n"
             "                         memory, compute, occupancy and/or CUPTI metric names, comma-separated.\n"
             "                         Kernels are serialised and replayed once per pass: timings change\n"
+            "  -k, --metrics-kernel REGEX  with --metrics: profile only kernels whose demangled name\n"
+            "                         matches (POSIX extended; ncu's regex: prefix accepted; copies and\n"
+            "                         sets are then not profiled)\n"
+            "  -s, --metrics-skip N   with --metrics: skip the first N kernel launches that pass -k and\n"
+            "                         --metrics-nvtx\n"
+            "  -c, --metrics-count N  with --metrics: profile at most N such launches\n"
+            "  --metrics-nvtx NAME    with --metrics: only work launched while an NVTX range NAME is open\n"
+            "                         (nested ranges included; repeatable; alias --nvtx-include)\n"
+            "  --metrics-graphs MODE  with --metrics: graph launches off (not profiled, default), node\n"
+            "                         (each node its own range) or launch (one range per launch, one-pass\n"
+            "                         sets)\n"
             "  --pm-sampling [LIST]   device-wide hardware counters over fixed windows (CUPTI PM sampling;\n"
             "                         kernels run as usual): presets default, memory, compute and/or CUPTI\n"
             "                         metric names that fit one pass, comma-separated (default: default).\n"
@@ -150,6 +164,10 @@ static int parse(int argc, char **argv, run_options *o)
             o->output = argv[++i];
         } else if (!strcmp(a, "--metrics") && has_value) {
             o->metrics = argv[++i];
+        } else if (has_value && run_metric_opt(&o->mf, a, argv[i + 1]) != 0) {
+            if (o->mf.error)
+                return -1;
+            i++;
         } else if (!strcmp(a, "--stalls")) {
             o->stalls = 1;
         } else if (!strcmp(a, "--pc-period") && has_value) {
@@ -182,7 +200,7 @@ static int parse(int argc, char **argv, run_options *o)
             fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
                     (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
                      !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pm-interval") ||
-                     !strcmp(a, "--pc-period") || !strcmp(a, "--capture-range"))
+                     !strcmp(a, "--pc-period") || !strcmp(a, "--capture-range") || run_metric_opt_takes_value(a))
                         ? " (needs a value)"
                         : "");
             usage(stderr);
@@ -208,6 +226,8 @@ static int parse(int argc, char **argv, run_options *o)
         }
     }
     if (o->pm_sampling && check_pm(o) != 0)
+        return -1;
+    if (run_metric_opts_check(&o->mf, o->metrics != NULL) != 0)
         return -1;
     if (o->pm_interval && !o->pm_sampling) {
         fprintf(stderr, "warplens run: --pm-interval needs --pm-sampling\n");
@@ -292,8 +312,9 @@ static void forward_signal(int sig)
         kill((pid_t)g_child, sig);
 }
 
-/* Runs argv; returns the wait status, or -1 if it could not be started (reason printed). */
-static int run_program(char **argv)
+/* Runs argv; returns the wait status, or -1 if it could not be started (reason printed). With
+ * progress, the wait polls every 250 ms and updates the progress line. */
+static int run_program(char **argv, run_progress *progress)
 {
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) != 0) {
@@ -331,8 +352,20 @@ static int run_program(char **argv)
     } while (r < 0 && errno == EINTR);
     close(pipefd[0]);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    if (progress && progress->on && r == 0) {
+        for (;;) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid || (w < 0 && errno != EINTR))
+                break;
+            struct timespec ts = {0, 250000000};
+            nanosleep(&ts, NULL);
+            run_progress_tick(progress);
+        }
+        run_progress_end(progress);
+    } else {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
     g_child = 0;
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
@@ -438,6 +471,16 @@ static void default_output(const char *program, char *out, size_t n)
     snprintf(out, n, "%s.wlsession", base[0] ? base : "warplens");
 }
 
+/* Removes the files of dir ending in suffix. */
+static void remove_files(const char *dir, const char *suffix)
+{
+    char **v;
+    int n = list_files(dir, suffix, NULL, &v);
+    for (int i = 0; i < n; i++)
+        unlink(v[i]);
+    free_list(v, n);
+}
+
 static void join_args(char **argv, char *out, size_t n)
 {
     out[0] = 0;
@@ -463,7 +506,7 @@ int cmd_run(int argc, char **argv)
     if (!run_have_driver(why, sizeof why)) {
         fprintf(stderr, "warplens: %s: %s runs without GPU recording\n", why, o.argv[0]);
         setenv("WARPLENS_NO_GPU", "1", 1);
-        int st = run_program(o.argv);
+        int st = run_program(o.argv, NULL);
         return st < 0 ? 127 : exit_code(st);
     }
     char recorder[PATH_MAX];
@@ -487,7 +530,9 @@ int cmd_run(int argc, char **argv)
     static const char *const owned[] = {"WARPLENS_BUFFER_SIZE", "WARPLENS_MAX_BUFFERS", "WARPLENS_NVML_INTERVAL_MS",
                                         "WARPLENS_QUIET", "WARPLENS_CHECK_OCCUPANCY", "WARPLENS_CAPTURE_RANGE",
                                         "WARPLENS_METRICS", "WARPLENS_PM_SAMPLING", "WARPLENS_PM_INTERVAL_US",
-                                        "WARPLENS_PC_SAMPLING", "WARPLENS_PC_PERIOD", "WARPLENS_TORCH_OPS"};
+                                        "WARPLENS_PC_SAMPLING", "WARPLENS_PC_PERIOD", "WARPLENS_TORCH_OPS",
+                                        "WARPLENS_METRICS_KERNEL", "WARPLENS_METRICS_SKIP", "WARPLENS_METRICS_COUNT",
+                                        "WARPLENS_METRICS_NVTX", "WARPLENS_METRICS_GRAPHS"};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         unsetenv(owned[i]);
     setenv("CUDA_INJECTION64_PATH", recorder, 1);
@@ -510,8 +555,11 @@ int cmd_run(int argc, char **argv)
     }
     if (o.capture_range)
         setenv("WARPLENS_CAPTURE_RANGE", o.capture_range, 1);
-    if (o.metrics)
+    char filter_text[600] = "";
+    if (o.metrics) {
         setenv("WARPLENS_METRICS", o.metrics, 1);
+        run_metric_opts_apply(&o.mf, filter_text, sizeof filter_text);
+    }
     if (o.pm_sampling) {
         setenv("WARPLENS_PM_SAMPLING", o.pm_sampling, 1);
         char us[16];
@@ -530,7 +578,7 @@ int cmd_run(int argc, char **argv)
     wl_record_mask_parse(o.record, &mask, NULL, 0);
     /* The recorder is also NVTX's injection library: it starts recording at the first NVTX call
      * (which may precede CUDA's initialisation) and hands NVTX over to CUPTI. */
-    if (mask & WL_RECORD_NVTX) {
+    if ((mask & WL_RECORD_NVTX) || o.mf.nnvtx) {
         const char *prior = getenv("NVTX_INJECTION64_PATH");
         if (prior && *prior && strcmp(prior, recorder) != 0 && !o.quiet)
             fprintf(stderr, "warplens: replacing NVTX_INJECTION64_PATH=%s to record NVTX ranges\n", prior);
@@ -539,7 +587,9 @@ int cmd_run(int argc, char **argv)
 
     char started[32];
     snprintf(started, sizeof started, "%lld", (long long)time(NULL));
-    int status = run_program(o.argv);
+    run_progress progress;
+    run_progress_init(&progress, capdir_abs, o.metrics && !o.quiet && isatty(STDERR_FILENO));
+    int status = run_program(o.argv, &progress);
     if (status < 0) {
         rmdir(capdir);
         return 127;
@@ -549,6 +599,7 @@ int cmd_run(int argc, char **argv)
     char **files, **timers;
     int n = list_files(capdir, ".wlcap", NULL, &files);
     int nt = list_files(capdir, ".wltimers", ".wlik", &timers);
+    remove_files(capdir, ".wlprogress"); /* the progress line's side files: not part of the session */
     if (n == 0) {
         /* a recorder that could not start left <pid>.disabled after saying why */
         int disabled = remove_disabled_markers(capdir);
@@ -577,6 +628,8 @@ int cmd_run(int argc, char **argv)
     int nmeta = 5; /* the list ends at the first NULL key */
     if (o.metrics)
         meta[nmeta++] = (session_meta_kv){"metrics", o.metrics};
+    if (filter_text[0])
+        meta[nmeta++] = (session_meta_kv){"metrics_filter", filter_text};
     else if (o.stalls)
         meta[nmeta++] = (session_meta_kv){"stalls", getenv("WARPLENS_PC_PERIOD")};
     if (o.pm_sampling)

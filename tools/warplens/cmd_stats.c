@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics_print.h"
 #include "range_print.h"
 #include "samples_print.h"
 #include "stats_print.h"
@@ -55,7 +56,7 @@ int cmd_stats(int argc, char **argv)
     }
     static const char *const tables[] = {"overview", "kernels", "copies", "api", "nvtx",
                                          "scopes",   "sync",    "timers", "lost", "samples"};
-    enum { NTABLES = 10, NVTX = 4, SCOPES = 5, TIMERS = 7, SAMPLES = 9 };
+    enum { NTABLES = 10, COPIES = 2, NVTX = 4, SCOPES = 5, TIMERS = 7, SAMPLES = 9 };
     int which = -1;
     if (only) {
         for (int i = 0; i < NTABLES; i++)
@@ -113,6 +114,8 @@ int cmd_stats(int argc, char **argv)
             if (opt.csv && which < 0)
                 printf("%s# %s\n", i > 1 ? "\n" : "", tables[i]);
             printers[i](s, &opt);
+            if (i == COPIES && !opt.csv)
+                print_copy_metric_table(s); /* --metrics: the copies' and sets' own ranges */
             if (has_ranges && (i == NVTX || i == SCOPES))
                 print_range_metric_table(&ranges, i == NVTX ? WL_RANGE_NVTX : WL_RANGE_SCOPE);
         }

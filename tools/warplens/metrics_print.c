@@ -159,23 +159,62 @@ void print_metric_panel(wl_session *s, int64_t kernel_id, int64_t name_id)
     wl_metric_set_free(&one);
 }
 
+/* "1,234 ranges: 1,200 kernels (3 graph nodes), 30 copies, ..." with the parts that are not 0. */
+static void attribution_line(wl_session *s, uint64_t fallback_ranges, uint64_t fallback_untied)
+{
+    wl_metric_ranges r;
+    if (wl_session_metric_ranges(s, &r) != 0 || !r.ranges) {
+        printf("%llu ranges, %llu not tied to a kernel.\n", (unsigned long long)fallback_ranges,
+               (unsigned long long)fallback_untied);
+        return;
+    }
+    printf("%llu ranges: %llu kernels", (unsigned long long)r.ranges, (unsigned long long)(r.kernels + r.graph_nodes));
+    if (r.graph_nodes)
+        printf(" (%llu graph nodes)", (unsigned long long)r.graph_nodes);
+    const struct { uint64_t n; const char *what; } parts[] = {
+        {r.copies, "copies"}, {r.sets, "sets"}, {r.graph_launches, "whole graph launches"},
+        {r.internal, "driver work inside launch calls"}};
+    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; i++)
+        if (parts[i].n)
+            printf(", %llu %s", (unsigned long long)parts[i].n, parts[i].what);
+    printf("; %llu not tied to an activity", (unsigned long long)r.untied);
+    if (r.launches_without)
+        printf(", %llu profiled launches without a range of their own", (unsigned long long)r.launches_without);
+    printf(".\n");
+}
+
 void print_metric_run_note(wl_session *s)
 {
     wl_metric_set m;
     if (wl_session_metrics(s, WL_METRICS_BY_NAME, &m) != 0)
         return;
-    if (m.n && m.kernel_replay)
-        printf("\nHardware metrics: %d metrics for %llu kernel ranges (%llu not tied to a kernel), %d replay pass%s"
-               " per kernel.\nMetrics mode serialises and replays every kernel: the timings of this run differ from"
-               " an unprofiled run, and CUPTI gives replayed kernels no timestamps.\n",
-               m.n, (unsigned long long)m.ranges, (unsigned long long)m.unlinked, m.max_passes,
+    if (m.n && m.kernel_replay) {
+        printf("\nHardware metrics: %d metrics, %d replay pass%s per kernel. ", m.n, m.max_passes,
                m.max_passes == 1 ? "" : "es");
-    else if (m.n)
-        printf("\nHardware metrics: %d metrics for %llu kernel ranges (%llu not tied to a kernel), 1 pass collected"
-               " as the kernels ran (no replay).\nMetrics mode serialises kernels: the timings of this run differ"
-               " from an unprofiled run.\n",
-               m.n, (unsigned long long)m.ranges, (unsigned long long)m.unlinked);
+        attribution_line(s, m.ranges, m.unlinked);
+        printf("Metrics mode serialises and replays every kernel: the timings of this run differ from an unprofiled"
+               " run, and CUPTI gives replayed kernels no timestamps.\n");
+    } else if (m.n) {
+        printf("\nHardware metrics: %d metrics, 1 pass collected as the work ran (no replay). ", m.n);
+        attribution_line(s, m.ranges, m.unlinked);
+        printf("Metrics mode serialises kernels: the timings of this run differ from an unprofiled run.\n");
+    }
     if (m.status[0])
         printf("Hardware metrics were off on some GPU: %s (the recorder's message says why).\n", m.status);
+    wl_metric_set_free(&m);
+}
+
+void print_copy_metric_table(wl_session *s)
+{
+    wl_metric_set m;
+    char labels[16][32];
+    if (wl_session_copy_metrics(s, &m, labels, 16) != 0 || !m.ngroups) {
+        wl_metric_set_free(&m);
+        return;
+    }
+    printf("\nHardware metrics of copies and sets (their own ranges; counters summed over the calls)\n");
+    print_metric_columns("Calls");
+    for (int i = 0; i < m.ngroups; i++)
+        print_metric_row(&m.accs[i], labels[m.keys[i]]);
     wl_metric_set_free(&m);
 }

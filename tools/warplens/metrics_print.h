@@ -23,7 +23,10 @@ void print_metric_acc_json(FILE *o, const wl_metric_acc *a, int passes);
 void print_metric_json(FILE *o, const wl_metric_set *m, int64_t key);
 /* Panel lines for one kernel call and for all calls of its name. */
 void print_metric_panel(wl_session *s, int64_t kernel_id, int64_t name_id);
-/* The run summary's lines: metrics collected, passes, the timing caveat, or why none. */
+/* The run summary's lines: metrics collected, passes, what the ranges measured, the timing
+ * caveat, or why none. */
 void print_metric_run_note(wl_session *s);
+/* `warplens stats`: hardware metrics of copies and sets, per kind (nothing when none). */
+void print_copy_metric_table(wl_session *s);
 
 #endif
