@@ -56,6 +56,8 @@ int wl_session_read_failure(wl_session *s, char *out, size_t n)
         return 0;
     }
     snprintf(out, n, "%s", g_failure);
+    if (n)
+        wl_store_one_line(out);
     return 1;
 }
 
@@ -67,6 +69,8 @@ static int with_recover(char *err, size_t n, int len, const char *path)
     if (len > 0 && (size_t)len < n)
         snprintf(err + len, n - (size_t)len,
                  "recover its readable rows with `sqlite3 %s .recover | sqlite3 recovered.wlsession`", path);
+    if (n)
+        wl_store_one_line(err);
     return -1;
 }
 

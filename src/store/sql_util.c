@@ -48,6 +48,13 @@ int wl_sql_has_table(sqlite3 *db, const char *name)
     return found;
 }
 
+void wl_store_one_line(char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f)
+            *s = ' ';
+}
+
 int wl_store_set_err(char *err, size_t n, const char *fmt, ...)
 {
     if (err && n) {
@@ -55,6 +62,7 @@ int wl_store_set_err(char *err, size_t n, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(err, n, fmt, ap);
         va_end(ap);
+        wl_store_one_line(err);
     }
     return -1;
 }

@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Control characters (a newline in a message SQLite quotes a schema with) become spaces: errors are
+ * one line. */
+void wl_store_one_line(char *s);
 /* Formats a one-line error into err (when err is given); returns -1, for `return set_err(...)`. */
 int wl_store_set_err(char *err, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Copies a text column into out ("" for NULL), always terminated. */
