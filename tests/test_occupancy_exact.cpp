@@ -9,16 +9,6 @@
  * result field must agree: active blocks, each block limit, the limiting-factor mask and the
  * allocated registers/shared memory. The seed is fixed and printed; WL_OCC_SEED / WL_OCC_N
  * override it and the random count. */
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wunused-function"
-#endif
-#include <cuda_occupancy.h>
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
-
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -26,96 +16,24 @@
 
 #include "analysis/device_tables.h"
 #include "analysis/occupancy.h"
+#include "occ_reference.h"
 #include "test.h"
 
 namespace {
 
-/* splitmix64: small, fast and the same on every platform, so a printed seed reproduces. */
-struct rng {
-    uint64_t s;
-    uint64_t next()
-    {
-        uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-        z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-        z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-        return z ^ (z >> 31);
-    }
-    /* Uniform in [lo, hi]. */
-    int64_t range(int64_t lo, int64_t hi) { return lo + (int64_t)(next() % (uint64_t)(hi - lo + 1)); }
-    bool chance(int pct) { return (int)(next() % 100) < pct; }
-};
+using occref::rng;
 
 struct arch_stats {
     long configs = 0, mismatches = 0, zero_blocks = 0;
     unsigned limiter_seen = 0;
 };
 
-cudaOccDeviceProp to_prop(const wl_occ_device *d)
-{
-    cudaOccDeviceProp p;
-    p.computeMajor = d->cc_major;
-    p.computeMinor = d->cc_minor;
-    p.maxThreadsPerBlock = d->max_threads_per_block;
-    p.maxThreadsPerMultiprocessor = d->max_threads_per_sm;
-    p.regsPerBlock = d->regs_per_block;
-    p.regsPerMultiprocessor = d->regs_per_sm;
-    p.warpSize = d->warp_size;
-    p.sharedMemPerBlock = (size_t)d->smem_per_block;
-    p.sharedMemPerMultiprocessor = (size_t)d->smem_per_sm;
-    p.numSms = d->sm_count;
-    p.sharedMemPerBlockOptin = (size_t)d->smem_per_block_optin;
-    p.reservedSharedMemPerBlock = (size_t)d->smem_reserved_per_block;
-    return p;
-}
-
-/* Random shared memory, limit config, carveout and barriers for one kernel. Sizes cluster near
- * the interesting edges (0, the default limit, the opt-in limit) as well as spreading evenly. */
-void random_smem_and_settings(rng &g, const wl_occ_device *d, wl_occ_kernel *k)
-{
-    int64_t optin = d->smem_per_block_optin;
-    switch (g.range(0, 5)) {
-    case 0: k->static_smem = 0; break;
-    case 1: k->static_smem = g.range(0, 4096); break;
-    case 2: k->static_smem = d->smem_per_block - g.range(0, 2048); break;
-    default: k->static_smem = g.range(0, d->smem_per_block); break;
-    }
-    switch (g.range(0, 5)) {
-    case 0: k->dynamic_smem = 0; break;
-    case 1: k->dynamic_smem = g.range(0, 8192); break;
-    case 2: k->dynamic_smem = optin - k->static_smem - g.range(-2048, 2048); break;
-    default: k->dynamic_smem = g.range(0, optin); break;
-    }
-    k->smem_config = g.chance(50) ? WL_OCC_SMEM_LIMIT_OPTIN : WL_OCC_SMEM_LIMIT_DEFAULT;
-    /* Keep most default-limit launches under the 48 KiB limit so runnable ones dominate. */
-    if (k->smem_config == WL_OCC_SMEM_LIMIT_DEFAULT && g.chance(70))
-        k->dynamic_smem = g.range(0, d->smem_per_block - k->static_smem);
-    if (k->dynamic_smem < 0)
-        k->dynamic_smem = 0;
-    /* cudaFuncAttributeMaxDynamicSharedMemorySize: mostly what the launch needs (as a program
-     * that sets it would), sometimes more, sometimes anything (too small = cannot launch). */
-    int64_t r = g.range(0, 9);
-    k->max_dynamic_smem = r < 6 ? k->dynamic_smem : r < 8 ? g.range(k->dynamic_smem, k->dynamic_smem + optin) : g.range(0, optin);
-    k->carveout_pct = g.chance(40) ? -1 : (g.chance(20) ? (int)g.range(0, 2) * 50 : (int)g.range(0, 100));
-    k->cache_config = (wl_occ_cache_config)g.range(0, 3);
-    k->barriers = g.chance(50) ? 1 : (int)g.range(0, 16);
-}
-
 /* Runs one configuration through both calculators; returns false on any difference. */
 bool compare_one(const wl_occ_device *d, const cudaOccDeviceProp &prop, const wl_occ_kernel &k,
                  arch_stats &st, bool verbose)
 {
-    cudaOccFuncAttributes fa;
-    fa.maxThreadsPerBlock = 1024;
-    fa.numRegs = k.regs_per_thread;
-    fa.sharedSizeBytes = (size_t)k.static_smem;
-    fa.partitionedGCConfig = PARTITIONED_GC_OFF;
-    fa.shmemLimitConfig = k.smem_config == WL_OCC_SMEM_LIMIT_OPTIN ? FUNC_SHMEM_LIMIT_OPTIN : FUNC_SHMEM_LIMIT_DEFAULT;
-    fa.maxDynamicSharedSizeBytes = (size_t)k.max_dynamic_smem;
-    fa.numBlockBarriers = k.barriers;
-    fa.virtualResourceCount = 0;
-    cudaOccDeviceState ds;
-    ds.cacheConfig = (cudaOccCacheConfig)k.cache_config;
-    ds.carveoutConfig = k.carveout_pct;
+    cudaOccFuncAttributes fa = occref::to_attrs(k, 1024);
+    cudaOccDeviceState ds = occref::to_state(k);
 
     cudaOccResult ref;
     memset(&ref, 0, sizeof ref);
@@ -160,12 +78,8 @@ bool compare_one(const wl_occ_device *d, const cudaOccDeviceProp &prop, const wl
 
 int main()
 {
-    uint64_t seed = 0x5eed0cc0ull;
-    long n_random = 200000;
-    if (const char *s = getenv("WL_OCC_SEED"))
-        seed = strtoull(s, nullptr, 0);
-    if (const char *s = getenv("WL_OCC_N"))
-        n_random = strtol(s, nullptr, 10);
+    uint64_t seed = occref::env_seed(0x5eed0cc0ull);
+    long n_random = occref::env_count(200000);
     printf("occupancy exactness vs cuda_occupancy.h (CUDA_OCC %d.%d): seed 0x%llx, %ld random configs per arch "
            "+ exhaustive block 1..1024 x regs 0..255\n",
            __CUDA_OCC_MAJOR__, __CUDA_OCC_MINOR__, (unsigned long long)seed, n_random);
@@ -178,7 +92,7 @@ int main()
         if (d->vendor != WL_OCC_NVIDIA)
             continue;
         archs++;
-        cudaOccDeviceProp prop = to_prop(d);
+        cudaOccDeviceProp prop = occref::to_prop(d);
         rng g{seed ^ (uint64_t)(d->cc_major * 100 + d->cc_minor)};
         arch_stats st;
         int printed = 0;
@@ -189,7 +103,7 @@ int main()
                 wl_occ_kernel_init(&k);
                 k.block_size = block;
                 k.regs_per_thread = regs;
-                random_smem_and_settings(g, d, &k);
+                occref::random_smem_and_settings(g, d, &k);
                 if (!compare_one(d, prop, k, st, printed < 5))
                     printed++;
             }
@@ -198,7 +112,7 @@ int main()
             wl_occ_kernel_init(&k);
             k.block_size = g.chance(30) ? 32 * (int)g.range(1, 32) : (int)g.range(1, 1024);
             k.regs_per_thread = (int)g.range(0, 255);
-            random_smem_and_settings(g, d, &k);
+            occref::random_smem_and_settings(g, d, &k);
             if (!compare_one(d, prop, k, st, printed < 5))
                 printed++;
         }
