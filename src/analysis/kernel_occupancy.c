@@ -126,6 +126,7 @@ static void calculate(const wl_occ_device *dev, const wl_kernel_launch *l, wl_ke
         }
     }
     out->has_result = wl_occ_status_has_result(out->status);
+    out->kernel = k;
 }
 
 wl_occ_status wl_launch_occupancy(const wl_occ_device *dev, const wl_kernel_launch *l, wl_kernel_occ *out)

@@ -29,6 +29,9 @@ void wl_kernel_launch_from_config(const wl_kernel_config *c, wl_kernel_launch *o
 
 typedef struct wl_kernel_occ {
     wl_occ_status status;    /* WL_OCC_OK, a "cannot run" status (result filled), or an error */
+    wl_occ_kernel kernel;    /* the calculator's input for the launch, opt-in assumption
+                                included: what wl_occ_suggest_block_size and wl_occ_next_step
+                                (occupancy_suggest.h) take to advise on this launch */
     int has_result;          /* occ is filled in */
     wl_occ_result occ;
     int has_waves;           /* waves is filled in (a result with >= 1 active block) */
