@@ -136,5 +136,67 @@ else
     bad "--list-gpus --json"
 fi
 
+# --- --suggest: the block size with the highest occupancy and the next step ------------------
+# 128 regs on the H100: 16 warps per SM at most; 512 (1 block) ties 256 (2) and the larger wins.
+# The launch at 256 has 2 blocks; 80 regs give 3 (6 warps x 2560 regs per sub-partition).
+expect_json "suggest 128 regs" '.suggested_block_size == 512 and .suggested_active_blocks_per_sm == 1 and
+    .suggested_occupancy_pct == 25 and .suggested_min_grid_size == 132 and .block_size_limit == 1024' -- \
+    --gpu h100 --block 256 --regs 128 --suggest
+expect_json "suggest keeps the launch" '.block_size == 256 and .active_blocks_per_sm == 2' -- \
+    --gpu h100 --block 256 --regs 128 --suggest
+expect_json "next step registers" '.next_step_registers_per_thread == 80 and
+    .next_step_registers_active_blocks_per_sm == 3 and .next_step_registers_occupancy_pct == 37.5 and
+    .next_step_shared_memory_per_block == null' -- --gpu h100 --block 256 --regs 128 --suggest
+# 48 KiB static: 4 blocks; 5 need <= 46592 B allocated, less the 1 KiB reserved = 45568 B.
+expect_json "next step shared memory" '.next_step_shared_memory_per_block == 45568 and
+    .next_step_shared_memory_active_blocks_per_sm == 5 and .next_step_registers_per_thread == null' -- \
+    "${H100[@]}" --suggest
+expect_json "no --block: the launch is the suggestion" '.block_size == 1024 and .suggested_block_size == 1024 and
+    .occupancy_pct == 100 and .suggested_min_grid_size == 264' -- --gpu h100 --regs 32 --smem 48K --suggest
+expect_json "block-size limit not a warp multiple" '.suggested_block_size == 40 and
+    .suggested_min_grid_size == 4224 and .block_size_limit == 40' -- --gpu h100 --regs 32 --max-block-size 40 --suggest
+# 256 B per thread under the 48 KiB default limit: 96 threads (24 KiB + 1 KiB reserved, 9 blocks)
+# hold the most threads per SM (864; 64 -> 832, 128 -> 768, 160 -> 800, 192 -> 768).
+expect_json "smem per thread" '.suggested_block_size == 96 and .suggested_active_blocks_per_sm == 9 and
+    .suggested_dynamic_shared_memory == 24576 and .dynamic_shared_memory == 24576 and .smem_per_thread == 256' -- \
+    --gpu h100 --smem-per-thread 256 --smem-config default --suggest
+expect_json "nothing runs" '.suggested_block_size == 0 and .suggested_min_grid_size == 0 and
+    .suggested_dynamic_shared_memory == null and .launchable == false and
+    .next_step_shared_memory_per_block == 232448' -- --gpu h100 --smem 300K --suggest
+expect_json "suggest amd" '.suggested_block_size == 1024 and .suggested_occupancy_pct == 50 and
+    .suggested_min_grid_size == 304 and .next_step_registers_per_thread == 96' -- \
+    --gpu mi300x --block 256 --regs 128 --suggest
+expect_json "no suggestion fields without --suggest" 'has("suggested_block_size") | not' -- "${H100[@]}"
+expect_usage_error "max block size 0" "max-block-size" --gpu h100 --suggest --max-block-size 0
+expect_usage_error "no block, no suggest" "--suggest" --gpu h100 --regs 32
+
+"$BIN" occupancy --gpu h100 --block 256 --regs 128 --suggest >"$TMP/sugg" 2>"$TMP/err" && ok || bad "--suggest panel exit"
+grep -q '^suggestion     block size 512: 1 block/SM, 25.0 % occupancy, min grid 132 (1 x 132 SMs)$' "$TMP/sugg" &&
+    ok || bad "--suggest panel lacks the suggestion line: $(cat "$TMP/sugg")"
+grep -q '^  registers    80/thread (now 128) -> 3 blocks/SM, 37.5 %$' "$TMP/sugg" && ok || bad "--suggest panel lacks the step"
+grep -q '^  shared mem   not used' "$TMP/sugg" && ok || bad "--suggest panel lacks the smem step"
+[ "$(awk '{ if (length($0) > 100) n++ } END { print n + 0 }' "$TMP/sugg")" = 0 ] && ok || bad "--suggest panel wider than 100"
+"$BIN" occupancy --help | grep -q -- "--smem-per-thread" && ok || bad "--help lacks --smem-per-thread"
+"$BIN" occupancy --help | grep -q -- "--max-block-size" && ok || bad "--help lacks --max-block-size"
+
+# --- kernel --suggest on sessions recorded on the H100 -------------------------------------------
+DATA=${WARPLENS_TEST_DATA:?}
+# tiled_matmul: 16x16 blocks, 32 regs, 2 KiB static: full occupancy already; 1024 fills the SM too.
+"$BIN" kernel "$DATA/demo-h100.wlsession" tiled_matmul --suggest >"$TMP/k1" 2>"$TMP/err" && ok || bad "kernel --suggest exit"
+grep -q '^  suggestion     block size 1024: 2 blocks/SM, 100.0 % occupancy, min grid 264 (2 x 132 SMs)$' "$TMP/k1" &&
+    ok || bad "kernel --suggest: $(grep -A4 suggestion "$TMP/k1")"
+grep -q '^    registers    none needed: the launch already fills the SM$' "$TMP/k1" && ok || bad "kernel --suggest step"
+[ "$(awk '{ if (length($0) > 100) n++ } END { print n + 0 }' "$TMP/k1")" = 0 ] && ok || bad "kernel --suggest wider than 100"
+"$BIN" kernel "$DATA/demo-h100.wlsession" tiled_matmul >"$TMP/k0" 2>&1
+grep -q 'suggestion' "$TMP/k0" && bad "kernel without --suggest suggests" || ok
+# A cuBLAS GEMM with 80 regs and 64-thread blocks: 12 blocks, 72 regs give 14.
+"$BIN" kernel "$DATA/torch-occ-h100.wlsession" 26 --suggest >"$TMP/k2" 2>"$TMP/err" && ok || bad "kernel 26 --suggest exit"
+grep -q '^    registers    72/thread (now 80) -> 14 blocks/SM, 43.8 %$' "$TMP/k2" && ok || bad "kernel 26 step: $(cat "$TMP/k2")"
+grep -q '^  suggestion     block size 768: 1 block/SM, 37.5 % occupancy' "$TMP/k2" && ok || bad "kernel 26 suggestion"
+"$BIN" kernel "$DATA/torch-occ-h100.wlsession" 26 --suggest --max-block-size 64 >"$TMP/k3" 2>&1
+grep -q '^  suggestion     block size 64: 12 blocks/SM' "$TMP/k3" && ok || bad "kernel --max-block-size: $(grep suggestion "$TMP/k3")"
+"$BIN" kernel "$DATA/demo-h100.wlsession" tiled_matmul --max-block-size 64 >"$TMP/out" 2>"$TMP/err"
+[ $? = 2 ] && grep -q 'goes with --suggest' "$TMP/err" && ok || bad "kernel --max-block-size without --suggest"
+
 echo "occupancy_cli: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -1,5 +1,6 @@
-/* `warplens kernel <session> <name|id> [--call N]`: one kernel in detail: launch configuration,
- * resources, theoretical occupancy with every block limit, the timing chain from the launch call
+/* `warplens kernel <session> <name|id> [--call N] [--suggest]`: one kernel in detail: launch
+ * configuration, resources, theoretical occupancy with every block limit (with --suggest also the
+ * block size with the highest occupancy and the next step), the timing chain from the launch call
  * to the end of execution, overlap with other streams, and for a name with many calls the
  * distribution of durations and a representative call; hardware metrics and warp stall reasons
  * when the session has them. Fits 100 columns. */
@@ -14,6 +15,7 @@
 #include "format.h"
 #include "kernel_format.h"
 #include "metrics_print.h"
+#include "occ_suggest_print.h"
 #include "store/session_kernels.h"
 #include "analysis/throughput.h"
 #include "samples_print.h"
@@ -26,12 +28,17 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: warplens kernel <session> <name|id> [--call N]\n"
+    fprintf(out, "usage: warplens kernel <session> <name|id> [--call N] [--suggest [--max-block-size N]]\n"
                  "  <id>       a kernel id (the id column of `warplens kernels --calls`)\n"
                  "  <name>     a demangled, short or mangled name, or a part of the demangled name that\n"
                  "             only one kernel name contains\n"
                  "  --call N   show the N-th call of the name (by start time) instead of a representative\n"
-                 "             one (the most frequent configuration, duration closest to the median)\n");
+                 "             one (the most frequent configuration, duration closest to the median)\n"
+                 "  --suggest  also the block size with the highest occupancy for the kernel's recorded\n"
+                 "             registers and shared memory on its device (cudaOccupancyMaxPotential-\n"
+                 "             BlockSize; the dynamic shared memory held as recorded), and the registers\n"
+                 "             and shared memory that give this launch one more block per SM\n"
+                 "  --max-block-size N  the kernel's own limit (__launch_bounds__) for the suggestion\n");
 }
 
 /* Reads kernel `id` into *row (strings copied into names[]). 0 when found. */
@@ -161,7 +168,8 @@ static void limit_row(const char *what, int limit, unsigned bit, const wl_occ_re
     printf(" %4d%s%s\n", limit, r->limiters & bit ? " < " : note[0] ? "   " : "", note);
 }
 
-static void print_occupancy(const wl_occ_device *dev, const wl_kernel_occ *o, int64_t blocks)
+static void print_occupancy(const wl_occ_device *dev, const wl_kernel_occ *o, int64_t blocks, int suggest,
+                            int max_block)
 {
     printf("occupancy (theoretical: what the resources allow; achieved needs hardware counters)\n");
     if (!dev) {
@@ -204,10 +212,18 @@ static void print_occupancy(const wl_occ_device *dev, const wl_kernel_occ *o, in
                (long long)blocks, w->waves_per_sm, (long long)w->blocks_per_wave, (long long)w->full_waves,
                w->tail_pct, w->active_sms, dev->sm_count, o->warp_fill * 100);
     }
+    if (suggest) {
+        occ_advice adv;
+        wl_occ_status st = occ_advise(dev, &o->kernel, o->kernel.block_size, max_block, NULL, &adv);
+        if (st == WL_OCC_OK)
+            occ_advice_print(stdout, dev, &adv, "  ");
+        else
+            printf("  suggestion     not computed: %s\n", wl_occ_status_message(st));
+    }
 }
 
 static void print_panel(wl_session *s, const picked *p, const wl_kernel_summary *sum, int64_t call_no,
-                        const char *why)
+                        const char *why, int suggest, int max_block)
 {
     const wl_kernel_row *k = &p->row;
     char a[32], b[32], c[32], d[32], g[48], bl[48];
@@ -257,7 +273,7 @@ static void print_panel(wl_session *s, const picked *p, const wl_kernel_summary 
     memset(&o, 0, sizeof o);
     if (known)
         wl_kernel_occupancy(&dev, k, &o);
-    print_occupancy(known ? &odev : NULL, &o, (int64_t)k->blocks);
+    print_occupancy(known ? &odev : NULL, &o, (int64_t)k->blocks, suggest, max_block);
 
     printf("\ntiming\n");
     if (k->has_timestamps) {
@@ -304,7 +320,8 @@ static void print_panel(wl_session *s, const picked *p, const wl_kernel_summary 
 int cmd_kernel(int argc, char **argv)
 {
     const char *path = NULL, *target = NULL;
-    long long call = 0;
+    long long call = 0, max_block = 0;
+    int suggest = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
@@ -312,6 +329,13 @@ int cmd_kernel(int argc, char **argv)
         } else if (!strcmp(argv[i], "--call")) {
             if (i + 1 == argc || kf_parse_count(argv[++i], &call) != 0) {
                 fprintf(stderr, "warplens kernel: --call needs a positive number\n");
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--suggest")) {
+            suggest = 1;
+        } else if (!strcmp(argv[i], "--max-block-size")) {
+            if (i + 1 == argc || kf_parse_count(argv[++i], &max_block) != 0 || max_block > 1 << 20) {
+                fprintf(stderr, "warplens kernel: --max-block-size needs a positive number of threads\n");
                 return 2;
             }
         } else if (argv[i][0] == '-' && argv[i][1]) {
@@ -328,6 +352,10 @@ int cmd_kernel(int argc, char **argv)
     }
     if (!path || !target) {
         usage(stderr);
+        return 2;
+    }
+    if (max_block && !suggest) {
+        fprintf(stderr, "warplens kernel: --max-block-size goes with --suggest\n");
         return 2;
     }
     wl_session *s = cli_session_open(path);
@@ -388,7 +416,8 @@ int cmd_kernel(int argc, char **argv)
             goto out;
         }
     }
-    print_panel(s, &p, nsum > 0 ? find_summary(sums, nsum, name_id) : NULL, wl_session_kernel_call_index(s, id), why);
+    print_panel(s, &p, nsum > 0 ? find_summary(sums, nsum, name_id) : NULL, wl_session_kernel_call_index(s, id), why,
+                suggest, (int)max_block);
     print_metric_panel(s, p.row.id, name_id);
     print_stall_panel(s, p.row.id, name_id);
     rc = 0;

@@ -1,6 +1,7 @@
 /* `warplens occupancy`: theoretical occupancy of a launch configuration on a built-in device,
- * printed as a terminal panel with bars or as one JSON object (--json). Input mistakes exit 2
- * with one line on stderr; a configuration that cannot launch is a valid answer (0 blocks). */
+ * printed as a terminal panel with bars or as one JSON object (--json); with --suggest also the
+ * block size with the highest occupancy and the launch's next occupancy step. Input mistakes
+ * exit 2 with one line on stderr; a configuration that cannot launch is a valid answer. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@
 #include "analysis/device_tables.h"
 #include "analysis/occupancy.h"
 #include "common/log.h"
+#include "format.h"
+#include "occ_suggest_print.h"
 #include "verbs.h"
 
 #define EXIT_USAGE 2
@@ -18,7 +21,8 @@
 typedef struct occ_args {
     const char *gpu;
     int64_t block, regs, sgprs, smem, dyn_smem, grid, cluster, barriers, carveout, max_dyn;
-    int have_block, have_grid, have_max_dyn, json, list;
+    int64_t smem_per_thread, max_block;
+    int have_block, have_grid, have_max_dyn, have_max_block, json, list, suggest;
     const char *smem_config; /* "auto", "default", "optin" */
     const char *cache_config;
 } occ_args;
@@ -27,6 +31,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: warplens occupancy --gpu ARCH --block N [options]\n"
+            "       warplens occupancy --gpu ARCH --suggest [--block N] [options]\n"
             "       warplens occupancy --list-gpus [--json]\n"
             "\n"
             "Theoretical occupancy of one kernel launch: how many blocks fit on an SM (CU), which\n"
@@ -47,6 +52,14 @@ static void usage(FILE *out)
             "  --cluster N         blocks per thread-block cluster (sm_90 and later)\n"
             "  --sgprs N           AMD gfx9: scalar registers per wave (.sgpr_count)\n"
             "  --grid N            blocks in the grid: adds waves, tail and active SMs\n"
+            "  --suggest           also the block size with the highest occupancy (as\n"
+            "                      cudaOccupancyMaxPotentialBlockSize) and the launch's next step:\n"
+            "                      the most registers/thread and shared memory/block that give\n"
+            "                      one more block per SM; without --block, the launch is the suggestion\n"
+            "  --max-block-size N  largest block size the suggestion may take: the kernel's\n"
+            "                      __launch_bounds__ / max threads per block (default: the device's)\n"
+            "  --smem-per-thread N dynamic shared memory grows with the block: --dyn-smem +\n"
+            "                      N x block size bytes (as ...VariableSMem's function of the block)\n"
             "  --json              print one JSON object instead of the panel\n"
             "  --list-gpus         list the built-in devices\n"
             "\n"
@@ -132,10 +145,14 @@ static int parse_args(int argc, char **argv, occ_args *a)
             a->list = 1;
             continue;
         }
+        if (!strcmp(opt, "--suggest")) {
+            a->suggest = 1;
+            continue;
+        }
         static const char *const WITH_VALUE[] = {"--gpu", "--block", "--regs", "--smem", "--dyn-smem",
                                                  "--grid", "--cluster", "--barriers", "--carveout",
                                                  "--max-dyn-smem", "--smem-config", "--cache-config",
-                                                 "--sgprs"};
+                                                 "--sgprs", "--smem-per-thread", "--max-block-size"};
         int known = 0;
         for (size_t j = 0; j < sizeof WITH_VALUE / sizeof WITH_VALUE[0]; j++)
             known |= !strcmp(opt, WITH_VALUE[j]);
@@ -194,6 +211,8 @@ static int parse_args(int argc, char **argv, occ_args *a)
         else if (!strcmp(opt, "--barriers")) a->barriers = v;
         else if (!strcmp(opt, "--carveout")) a->carveout = v;
         else if (!strcmp(opt, "--max-dyn-smem")) a->max_dyn = v, a->have_max_dyn = 1;
+        else if (!strcmp(opt, "--smem-per-thread")) a->smem_per_thread = v;
+        else if (!strcmp(opt, "--max-block-size")) a->max_block = v, a->have_max_block = 1;
     }
     return -1;
 }
@@ -239,7 +258,8 @@ static void json_limit(const char *key, int v, int last)
 }
 
 static void print_json(const wl_occ_device *d, const wl_occ_kernel *k, wl_occ_status st,
-                       const wl_occ_result *r, const wl_occ_wave_info *w, int64_t grid)
+                       const wl_occ_result *r, const wl_occ_wave_info *w, int64_t grid,
+                       const occ_advice *adv)
 {
     printf("{\"gpu\":\"%s\",\"product\":\"%s\",\"vendor\":\"%s\",\"sm_count\":%d,", d->name,
            d->product, d->vendor == WL_OCC_AMD ? "amd" : "nvidia", d->sm_count);
@@ -284,6 +304,8 @@ static void print_json(const wl_occ_device *d, const wl_occ_kernel *k, wl_occ_st
             printf(",\"blocks_per_wave\":0,\"waves_per_sm\":null,\"full_waves\":0,"
                    "\"tail_pct\":null,\"active_sms\":0");
     }
+    if (adv)
+        occ_advice_json(stdout, adv);
     printf("}\n");
 }
 
@@ -299,16 +321,6 @@ static void bar(double frac)
     for (int i = 0; i < BAR_WIDTH; i++)
         putchar(i < n ? '#' : '.');
     putchar(']');
-}
-
-static void bytes_str(int64_t b, char *buf, size_t cap)
-{
-    if (b >= 1024 && b % 1024 == 0)
-        snprintf(buf, cap, "%lld KiB", (long long)(b / 1024));
-    else if (b >= 1024)
-        snprintf(buf, cap, "%lld B (%.1f KiB)", (long long)b, b / 1024.0);
-    else
-        snprintf(buf, cap, "%lld B", (long long)b);
 }
 
 static void limit_row(const char *label, int limit, unsigned bit, const wl_occ_result *r,
@@ -328,15 +340,16 @@ static void limit_row(const char *label, int limit, unsigned bit, const wl_occ_r
 }
 
 static void print_panel(const wl_occ_device *d, const wl_occ_kernel *k, wl_occ_status st,
-                        const wl_occ_result *r, const wl_occ_wave_info *w, int64_t grid)
+                        const wl_occ_result *r, const wl_occ_wave_info *w, int64_t grid,
+                        const occ_advice *adv)
 {
     const char *unit = d->vendor != WL_OCC_AMD ? "SM" : d->cu_count != d->sm_count ? "WGP" : "CU";
     const char *warp = d->vendor == WL_OCC_AMD ? "waves" : "warps";
     char s1[48], s2[48], s3[48];
     printf("warplens occupancy: %s (%s), %d %ss, %s %d\n", d->name, d->product, d->sm_count,
            unit, d->vendor == WL_OCC_AMD ? "wave" : "warp", d->warp_size);
-    bytes_str(k->static_smem, s1, sizeof s1);
-    bytes_str(k->dynamic_smem, s2, sizeof s2);
+    fmt_bytes_exact(k->static_smem, s1, sizeof s1);
+    fmt_bytes_exact(k->dynamic_smem, s2, sizeof s2);
     if (d->vendor == WL_OCC_AMD) {
         /* AMD has no carveout, opt-in or named-barrier settings: show what applies. */
         printf("kernel: %d threads/work-group (%d %s), %d VGPRs, %d SGPRs, LDS %s static + %s dynamic\n\n",
@@ -369,8 +382,8 @@ static void print_panel(const wl_occ_device *d, const wl_occ_kernel *k, wl_occ_s
     char note[160];
     snprintf(note, sizeof note, "%d regs/block", r->allocated_registers_per_block);
     limit_row("registers", r->block_limit_registers, WL_OCC_LIMIT_REGISTERS, r, d->max_blocks_per_sm, note);
-    bytes_str(r->allocated_smem_per_block, s1, sizeof s1);
-    bytes_str(r->smem_carveout_per_sm, s3, sizeof s3);
+    fmt_bytes_exact(r->allocated_smem_per_block, s1, sizeof s1);
+    fmt_bytes_exact(r->smem_carveout_per_sm, s3, sizeof s3);
     snprintf(note, sizeof note, "%s/block of %s/%s", s1, s3, unit);
     limit_row("shared memory", r->block_limit_shared_memory, WL_OCC_LIMIT_SHARED_MEMORY, r,
               d->max_blocks_per_sm, note);
@@ -389,6 +402,10 @@ static void print_panel(const wl_occ_device *d, const wl_occ_kernel *k, wl_occ_s
             bar(w->tail_pct / 100.0);
             printf(" %5.1f %% full\n", w->tail_pct);
         }
+    }
+    if (adv) {
+        printf("\n");
+        occ_advice_print(stdout, d, adv, "");
     }
     printf("\npeaks: FP32 %.1f TFLOP/s, DRAM %.0f GB/s\n", wl_occ_peak_fp32_tflops(d),
            wl_occ_peak_dram_gbps(d));
@@ -415,11 +432,11 @@ int cmd_occupancy(int argc, char **argv)
         wl_log("occupancy: unknown GPU '%s' (known: %s)", a.gpu, known);
         return EXIT_USAGE;
     }
-    if (!a.have_block) {
-        wl_log("occupancy: --block is required");
+    if (!a.have_block && !a.suggest) {
+        wl_log("occupancy: --block is required (or --suggest to have one suggested)");
         return EXIT_USAGE;
     }
-    if (a.block < 1 || a.block > d->max_threads_per_block) {
+    if (a.have_block && (a.block < 1 || a.block > d->max_threads_per_block)) {
         wl_log("occupancy: --block %lld is out of range: %s takes 1..%d threads per block",
                (long long)a.block, d->name, d->max_threads_per_block);
         return EXIT_USAGE;
@@ -431,6 +448,10 @@ int cmd_occupancy(int argc, char **argv)
     }
     if (a.carveout < -1 || a.carveout > 100) {
         wl_log("occupancy: --carveout %lld must be -1 or 0..100", (long long)a.carveout);
+        return EXIT_USAGE;
+    }
+    if (a.have_max_block && a.max_block < 1) {
+        wl_log("occupancy: --max-block-size must be at least 1");
         return EXIT_USAGE;
     }
     if (a.have_grid && a.grid < 1) {
@@ -455,7 +476,23 @@ int cmd_occupancy(int argc, char **argv)
     /* "auto" behaves like a program that raised cudaFuncAttributeMaxDynamicSharedMemorySize to
      * exactly what it launches with; it never yields fewer blocks than "default". */
     k.smem_config = strcmp(a.smem_config, "default") ? WL_OCC_SMEM_LIMIT_OPTIN : WL_OCC_SMEM_LIMIT_DEFAULT;
-    k.max_dynamic_smem = a.have_max_dyn ? a.max_dyn : a.dyn_smem;
+    /* Dynamic shared memory of a block of n threads: --dyn-smem + --smem-per-thread x n. */
+    wl_occ_smem_linear smem = {a.dyn_smem, a.smem_per_thread};
+    int limit = a.have_max_block && a.max_block < d->max_threads_per_block ? (int)a.max_block : d->max_threads_per_block;
+    int largest = a.have_block && a.block > limit ? (int)a.block : limit;
+    k.dynamic_smem = wl_occ_smem_linear_fn(k.block_size, &smem);
+    /* With "auto" and a growing size, the declared maximum is what the largest block needs. */
+    k.max_dynamic_smem = a.have_max_dyn ? a.max_dyn : wl_occ_smem_linear_fn(a.smem_per_thread ? largest : k.block_size, &smem);
+
+    occ_advice adv;
+    if (a.suggest) {
+        wl_occ_status as = occ_advise(d, &k, k.block_size, limit, &smem, &adv);
+        if (as != WL_OCC_OK) {
+            wl_log("occupancy: %s", wl_occ_status_message(as));
+            return EXIT_USAGE;
+        }
+        k = adv.launch; /* without --block: the suggested size */
+    }
 
     wl_occ_result r;
     wl_occ_status st = wl_occ_calculate(d, &k, &r);
@@ -475,8 +512,8 @@ int cmd_occupancy(int argc, char **argv)
         }
     }
     if (a.json)
-        print_json(d, &k, st, &r, wp, a.have_grid ? a.grid : 0);
+        print_json(d, &k, st, &r, wp, a.have_grid ? a.grid : 0, a.suggest ? &adv : NULL);
     else
-        print_panel(d, &k, st, &r, wp, a.have_grid ? a.grid : 0);
+        print_panel(d, &k, st, &r, wp, a.have_grid ? a.grid : 0, a.suggest ? &adv : NULL);
     return 0;
 }

@@ -25,10 +25,22 @@ const char *fmt_bytes(double b, char *buf, size_t n)
         b /= 1024.0;
         u++;
     }
+
     if (u == 0)
         snprintf(buf, n, "%.0f B", b);
     else
         snprintf(buf, n, "%.2f %s", b, unit[u]);
+    return buf;
+}
+
+const char *fmt_bytes_exact(int64_t b, char *buf, size_t n)
+{
+    if (b >= 1024 && b % 1024 == 0)
+        snprintf(buf, n, "%lld KiB", (long long)(b / 1024));
+    else if (b >= 1024)
+        snprintf(buf, n, "%lld B (%.1f KiB)", (long long)b, (double)b / 1024.0);
+    else
+        snprintf(buf, n, "%lld B", (long long)b);
     return buf;
 }
 
