@@ -76,53 +76,30 @@ wl_occ_status wl_occ_suggest_block_size(const wl_occ_device *dev, const wl_occ_k
     return WL_OCC_OK;
 }
 
-/* Active blocks per SM of `k` with registers per thread set to `regs`; -1 on invalid input. */
-static int blocks_with_regs(const wl_occ_device *dev, const wl_occ_kernel *k, int regs, double *pct)
+/* 1 when launch t has more active blocks per SM than `now`; *blocks and *pct then say how many. */
+static int gains_block(const wl_occ_device *dev, const wl_occ_kernel *t, int now, int *blocks, double *pct)
 {
-    wl_occ_kernel t = *k;
-    t.regs_per_thread = regs;
     wl_occ_result r;
-    if (!wl_occ_status_has_result(wl_occ_calculate(dev, &t, &r)))
-        return -1;
+    if (!wl_occ_status_has_result(wl_occ_calculate(dev, t, &r)) || r.active_blocks_per_sm <= now)
+        return 0;
+    *blocks = r.active_blocks_per_sm;
     *pct = r.occupancy_pct;
-    return r.active_blocks_per_sm;
-}
-
-/* The same with `total` bytes of shared memory per block, taken from the dynamic part first so
- * the launch keeps within its declared maximum dynamic size. */
-static int blocks_with_smem(const wl_occ_device *dev, const wl_occ_kernel *k, int64_t total, double *pct)
-{
-    wl_occ_kernel t = *k;
-    if (total >= k->static_smem) {
-        t.dynamic_smem = total - k->static_smem;
-    } else {
-        t.static_smem = total;
-        t.dynamic_smem = 0;
-    }
-    wl_occ_result r;
-    if (!wl_occ_status_has_result(wl_occ_calculate(dev, &t, &r)))
-        return -1;
-    *pct = r.occupancy_pct;
-    return r.active_blocks_per_sm;
+    return 1;
 }
 
 static void regs_step(const wl_occ_device *dev, const wl_occ_kernel *k, int now, wl_occ_step *out)
 {
-    int from = k->regs_per_thread - 1;
-    if (from > dev->max_regs_per_thread)
-        from = dev->max_regs_per_thread;
+    wl_occ_kernel t = *k;
+    t.regs_per_thread = k->regs_per_thread - 1;
+    if (t.regs_per_thread > dev->max_regs_per_thread)
+        t.regs_per_thread = dev->max_regs_per_thread;
     /* Downwards, so the first count that gains a block is the largest; every count is tried
      * because the allocation granule differs between devices. */
-    for (int r = from; r >= 0; r--) {
-        double pct = 0;
-        int n = blocks_with_regs(dev, k, r, &pct);
-        if (n > now) {
-            out->regs_per_thread = r;
-            out->regs_active_blocks_per_sm = n;
-            out->regs_occupancy_pct = pct;
+    for (; t.regs_per_thread >= 0; t.regs_per_thread--)
+        if (gains_block(dev, &t, now, &out->regs_active_blocks_per_sm, &out->regs_occupancy_pct)) {
+            out->regs_per_thread = t.regs_per_thread;
             return;
         }
-    }
 }
 
 static void smem_step(const wl_occ_device *dev, const wl_occ_kernel *k, int now, wl_occ_step *out)
@@ -149,12 +126,12 @@ static void smem_step(const wl_occ_device *dev, const wl_occ_kernel *k, int now,
         int64_t bytes = x - reserved < most ? x - reserved : most;
         if (bytes < 0)
             bytes = 0;
-        double pct = 0;
-        int n = blocks_with_smem(dev, k, bytes, &pct);
-        if (n > now) {
+        /* Cut from the dynamic part first, so the launch keeps within its declared maximum. */
+        wl_occ_kernel t = *k;
+        t.static_smem = bytes < k->static_smem ? bytes : k->static_smem;
+        t.dynamic_smem = bytes - t.static_smem;
+        if (gains_block(dev, &t, now, &out->smem_active_blocks_per_sm, &out->smem_occupancy_pct)) {
             out->smem_per_block = bytes;
-            out->smem_active_blocks_per_sm = n;
-            out->smem_occupancy_pct = pct;
             return;
         }
         if (bytes == 0)
