@@ -15,11 +15,12 @@ inspects. Large buffers and trace files go through the CLI (`warplens decode`), 
 
 import array
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from collections import namedtuple
+
+from ._find import find_cli  # noqa: F401 (part of this module's API)
 
 MAX_LANES = 1 << 20
 MAX_EVENTS = 1 << 10
@@ -214,14 +215,6 @@ def format_summary(result, events=None, groups=None):
     return "\n".join(lines)
 
 
-def find_cli():
-    """The warplens CLI: $WARPLENS_BIN, else `warplens` on PATH; None if neither."""
-    env = os.environ.get("WARPLENS_BIN")
-    if env and os.access(env, os.X_OK):
-        return env
-    return shutil.which("warplens")
-
-
 def write_words(path, words):
     """Writes words as the raw little-endian uint64 file `warplens decode` reads."""
     a = array.array("Q", (int(w) & 0xFFFFFFFFFFFFFFFF for w in words))
@@ -333,7 +326,7 @@ class Profiler:
         """Writes a Perfetto (.pftrace) or Chrome JSON trace through `warplens decode`."""
         cli = find_cli()
         if not cli:
-            raise RuntimeError("warplens CLI not found: set WARPLENS_BIN or put it on PATH")
+            raise RuntimeError("warplens CLI not found: install warplens and put its bin/ on PATH, or set WARPLENS_BIN")
         return run_cli_decode(cli, self.host_words(), fmt, path, self.events, self.groups,
                               stride=self.stride, max_records=self.max_records)
 

@@ -10,14 +10,15 @@
     timer.print_summary()                      # to stderr
 
 Streams: torch.cuda.Stream (its .cuda_stream), cupy streams (.ptr), plain ints or None (the default
-stream). The library is found through $WARPLENS_LIB, $WARPLENS_BUILD_DIR/lib, or the linker path.
+stream). The library is found as warplens._find says: $WARPLENS_LIB, $WARPLENS_BUILD_DIR/lib, beside
+the warplens CLI, or the linker path.
 Without a CUDA driver/device GPU intervals are host-timed, exactly as in C.
 """
 import contextlib
 import ctypes
-import ctypes.util
-import os
 import sys
+
+from ._find import load_library
 
 NONE, DEFAULT, VERBOSE, DEBUG = 0, 1, 2, 3
 CODEGEN, COMPILE, RUNTIME = 0, 1, 2
@@ -49,23 +50,7 @@ def _load():
     global _lib
     if _lib is not None:
         return _lib
-    cands = []
-    if os.environ.get("WARPLENS_LIB"):
-        cands.append(os.environ["WARPLENS_LIB"])
-    if os.environ.get("WARPLENS_BUILD_DIR"):
-        cands.append(os.path.join(os.environ["WARPLENS_BUILD_DIR"], "lib", "libwarplens.so"))
-    cands += [ctypes.util.find_library("warplens") or "", "libwarplens.so"]
-    err = None
-    for c in cands:
-        if not c:
-            continue
-        try:
-            lib = ctypes.CDLL(c)
-            break
-        except OSError as e:
-            err = e
-    else:
-        raise OSError("libwarplens.so not found (set WARPLENS_LIB): %s" % err)
+    lib = load_library()
     i64, i32, vp, cp = ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p
     for name, res, args in [
             ("wl_timer_gpu_begin", i64, [i32, vp, cp]), ("wl_timer_gpu_end", i32, [i32, vp, cp]),

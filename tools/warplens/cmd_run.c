@@ -511,8 +511,8 @@ int cmd_run(int argc, char **argv)
     }
     char recorder[PATH_MAX];
     if (run_find_recorder(recorder) != 0) {
-        fprintf(stderr, "warplens: cannot find libwarplens_recorder.so next to the warplens binary"
-                        " (set WARPLENS_RECORDER_LIB)\n");
+        fprintf(stderr, "warplens: cannot find libwarplens_recorder.so in the warplens installation"
+                        " (" WARPLENS_PRIVLIB_FROM_BIN " or ../lib next to the binary; set WARPLENS_RECORDER_LIB)\n");
         return 2;
     }
 

@@ -8,8 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* A file of the installation, next to the CLI: <prefix>/bin/warplens and <prefix>/lib/<file>
- * (out: PATH_MAX bytes). 0 when it exists. */
+/* A file of the installation, found from the CLI's own path: <prefix>/<libdir>/warplens/<file> when
+ * installed (WARPLENS_PRIVLIB_FROM_BIN, set by the build from the install layout), else the build
+ * tree's bin/../lib/<file> (out: PATH_MAX bytes). 0 when it exists. */
 static int beside_cli(const char *file, char *out)
 {
     char exe[PATH_MAX];
@@ -21,9 +22,14 @@ static int beside_cli(const char *file, char *out)
     if (!slash)
         return -1;
     *slash = 0;
-    char candidate[PATH_MAX + 64];
-    snprintf(candidate, sizeof candidate, "%s/../lib/%s", exe, file);
-    return realpath(candidate, out) ? 0 : -1;
+    static const char *const dirs[] = {WARPLENS_PRIVLIB_FROM_BIN, "../lib"};
+    for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+        char candidate[PATH_MAX + 128];
+        snprintf(candidate, sizeof candidate, "%s/%s/%s", exe, dirs[i], file);
+        if (realpath(candidate, out))
+            return 0;
+    }
+    return -1;
 }
 
 int run_find_recorder(char *out)
@@ -34,14 +40,14 @@ int run_find_recorder(char *out)
     return beside_cli("libwarplens_recorder.so", out);
 }
 
-/* --torch-ops: python/torch_ops/sitecustomize.py, installed as <prefix>/lib/warplens-python, goes
+/* --torch-ops: python/torch_ops/sitecustomize.py, installed as <libdir>/warplens/warplens-python, goes
  * first on PYTHONPATH; it turns PyTorch's operator ranges on when the program imports torch. */
 int run_export_torch_ops(void)
 {
     char site[PATH_MAX];
     if (beside_cli("warplens-python/sitecustomize.py", site) != 0) {
-        fprintf(stderr, "warplens run: --torch-ops: lib/warplens-python/sitecustomize.py is missing next to the"
-                        " warplens binary\n");
+        fprintf(stderr, "warplens run: --torch-ops: warplens-python/sitecustomize.py is missing from the warplens"
+                        " installation (" WARPLENS_PRIVLIB_FROM_BIN " or ../lib next to the binary)\n");
         return -1;
     }
     *strrchr(site, '/') = 0;
