@@ -159,7 +159,7 @@ static int fill(out *w, const wl_synth_rank_options *o, char *err, size_t n)
         if (ne <= ns)
             ne = ns + TRANSFER_NS;
         kernel(w, 2, 13, id, ns, ne);
-        t = ne + 10000;
+        t = common + 11000; /* the next step starts at one true time on every rank */
         sqlite3_bind_int64(w->nvtx, 1, ++w->next_nvtx);
         sqlite3_bind_int64(w->nvtx, 2, w->pid);
         sqlite3_bind_int64(w->nvtx, 3, step_start + w->off);
