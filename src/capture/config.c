@@ -9,8 +9,10 @@
  *   WARPLENS_QUIET        1 silences the recorder's notices (errors still count in the session)
  *   WARPLENS_NVML_INTERVAL_MS  NVML device sampling period, 0 = off (default 100, 10..60000)
  *   WARPLENS_NVML_LIBRARY      the NVML library to load (default libnvidia-ml.so.1; tests: a fake)
- *   WARPLENS_CAPTURE_RANGE     profiler-api: trace only between cudaProfilerStart and cudaProfilerStop */
+ *   WARPLENS_CAPTURE_RANGE     profiler-api: trace only between cudaProfilerStart and cudaProfilerStop
+ *   WARPLENS_RANKS        rank list (0,3-5): only processes whose launcher rank is in it record */
 #include "capture/recorder.h"
+#include "common/rank_env.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -83,6 +85,19 @@ int wl_config_from_env(wl_config *cfg)
     if ((v = getenv("WARPLENS_NVML_LIBRARY")) && *v)
         snprintf(cfg->nvml_library, sizeof cfg->nvml_library, "%s", v);
 
+    /* `warplens run --ranks` over a launcher it started (torchrun): ranks not in the list, and
+     * processes that are no rank (the launcher), run unrecorded, without a word */
+    if ((v = getenv("WARPLENS_RANKS")) && *v) {
+        wl_rank_list ranks;
+        char err[128];
+        if (wl_rank_list_parse(v, &ranks, err, sizeof err) != 0) {
+            wl_log("WARPLENS_RANKS: %s; recording every rank", err);
+        } else {
+            int32_t rank = wl_env_rank(NULL);
+            if (rank < 0 || !wl_rank_list_has(&ranks, rank))
+                return -1;
+        }
+    }
     const char *dir = getenv("WARPLENS_CAPTURE_DIR");
     int n;
     if (dir && *dir)

@@ -1,6 +1,7 @@
 /* The PROCESS record: who was profiled (pid, command line, host, rank variables of MPI, Slurm and
  * torch.distributed launchers). */
 #include "capture/recorder.h"
+#include "common/rank_env.h"
 
 #include <cupti.h>
 #include <fcntl.h>
@@ -26,9 +27,10 @@ void wl_process_write(const wl_config *cfg, uint64_t start_ns)
     p.pid = (uint32_t)getpid();
     p.ppid = (uint32_t)getppid();
     p.start_ns = start_ns;
-    p.rank = env_int("RANK");
-    p.local_rank = env_int("LOCAL_RANK");
-    p.world_size = env_int("WORLD_SIZE");
+    /* the launcher's rank, whichever launcher set it (common/rank_env.h) */
+    p.rank = wl_env_rank(NULL);
+    p.local_rank = wl_env_local_rank(NULL);
+    p.world_size = wl_env_world_size(NULL);
     p.ompi_rank = env_int("OMPI_COMM_WORLD_RANK");
     p.slurm_procid = env_int("SLURM_PROCID");
     p.record_mask = cfg->record_mask;

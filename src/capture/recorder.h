@@ -28,7 +28,8 @@ typedef struct wl_config {
     char capture_path[4096];
 } wl_config;
 
-/* config.c: reads WARPLENS_* variables. Returns 0, or -1 after logging what was wrong. */
+/* config.c: reads WARPLENS_* variables. Returns 0, or -1 after logging what was wrong (or, without
+ * a word, when WARPLENS_RANKS leaves this process's rank out). */
 int wl_config_from_env(wl_config *cfg);
 
 /* buffer_pool.c: CUPTI activity buffers. get/complete may run on application threads and only

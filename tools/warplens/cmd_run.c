@@ -18,9 +18,12 @@
 #include "capfile/capfile.h"
 #include "capfile/metric_spec.h"
 #include "capfile/pm_metric_spec.h"
+#include "common/rank_env.h"
 #include "run_env.h"
 #include "run_metrics_opts.h"
+#include "run_output.h"
 #include "run_progress.h"
+#include "run_sessions.h"
 #include "run_summary.h"
 #include "session_build.h"
 #include "verbs.h"
@@ -36,6 +39,8 @@ typedef struct run_options {
     const char *pm_interval;
     const char *pc_period;     /* --pc-period: log2 of the PC-sampling period in cycles */
     const char *capture_range; /* --capture-range: "profiler-api" */
+    const char *ranks;         /* --ranks: the ranks to record (others run unprofiled) */
+    wl_rank_list rank_list;    /* --ranks, parsed */
     run_metric_opts mf;        /* --metrics filters and graph launches (run_metrics_opts.h) */
     int quiet, keep_capture, check_occupancy, stalls, torch_ops;
     char **argv; /* the program and its arguments */
@@ -45,7 +50,12 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: warplens run [options] -- <program> [args...]\n"
-            "  -o, --output FILE      session file (default: <program>.wlsession)\n"
+            "  -o, --output NAME      session file (default: <program>.wlsession; under a launcher with several\n"
+            "                         ranks <program>_rank%%r.wlsession). Templates: %%p pid, %%h host, %%r rank\n"
+            "                         (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), %%l local rank,\n"
+            "                         %%q{VAR} an environment variable, %%%% a percent sign. With %%r under\n"
+            "                         `warplens run -- torchrun ...`: one session per rank\n"
+            "  --ranks LIST           record only these ranks, e.g. 0,3-5; the others run unprofiled\n"
             "  --record LIST          what to record: kernels,memcpy,api,nvtx,sync or all (default all)\n"
             "  --buffer-size SIZE     CUPTI activity buffer size, e.g. 4M (default 1M; 64K..256M)\n"
             "  --max-buffers N        activity buffers the recorder may map at once (default 1024; 2..4096):\n"
@@ -164,6 +174,8 @@ static int parse(int argc, char **argv, run_options *o)
             o->output = argv[++i];
         } else if (!strcmp(a, "--metrics") && has_value) {
             o->metrics = argv[++i];
+        } else if (!strcmp(a, "--ranks") && has_value) {
+            o->ranks = argv[++i];
         } else if (has_value && run_metric_opt(&o->mf, a, argv[i + 1]) != 0) {
             if (o->mf.error)
                 return -1;
@@ -200,7 +212,8 @@ static int parse(int argc, char **argv, run_options *o)
             fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
                     (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
                      !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pm-interval") ||
-                     !strcmp(a, "--pc-period") || !strcmp(a, "--capture-range") || run_metric_opt_takes_value(a))
+                     !strcmp(a, "--pc-period") || !strcmp(a, "--capture-range") || !strcmp(a, "--ranks") ||
+                     run_metric_opt_takes_value(a))
                         ? " (needs a value)"
                         : "");
             usage(stderr);
@@ -215,6 +228,11 @@ static int parse(int argc, char **argv, run_options *o)
         return -1;
     }
     o->argv = argv + i;
+    char rerr[160];
+    if (o->ranks && wl_rank_list_parse(o->ranks, &o->rank_list, rerr, sizeof rerr) != 0) {
+        fprintf(stderr, "warplens run: --ranks: %s\n", rerr);
+        return -1;
+    }
     uint32_t mask;
     char bad[64];
     if (o->metrics) {
@@ -387,98 +405,52 @@ static int exit_code(int status)
     return 1;
 }
 
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static int ends_with(const char *name, size_t len, const char *suffix)
-{
-    size_t sl = suffix ? strlen(suffix) : 0;
-    return suffix && len > sl && strcmp(name + len - sl, suffix) == 0;
-}
-
-/* Lists the files of dir ending in suffix or suffix2 (may be NULL): .wlcap, one per recorded
- * process; side files .wltimers (timer API) and .wlik (in-kernel buffers). Sorted; returns the
- * count. */
-static int list_files(const char *dir, const char *suffix, const char *suffix2, char ***out)
-{
-    *out = NULL;
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    char **v = NULL;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (!ends_with(e->d_name, len, suffix) && !ends_with(e->d_name, len, suffix2))
-            continue;
-        char **nv = realloc(v, (size_t)(n + 1) * sizeof *v);
-        if (!nv)
-            break;
-        v = nv;
-        size_t plen = strlen(dir) + len + 2;
-        v[n] = malloc(plen);
-        if (!v[n])
-            break;
-        snprintf(v[n], plen, "%s/%s", dir, e->d_name);
-        n++;
-    }
-    closedir(d);
-    if (n > 1) /* none: v is NULL, which qsort may not be given */
-        qsort(v, (size_t)n, sizeof *v, cmp_str);
-    *out = v;
-    return n;
-}
-
-/* Removes the .disabled markers in dir; returns how many there were. */
-static int remove_disabled_markers(const char *dir)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *e;
-    char path[PATH_MAX + 300];
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (len > 9 && strcmp(e->d_name + len - 9, ".disabled") == 0) {
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-            n++;
-        }
-    }
-    closedir(d);
-    return n;
-}
-
-static void free_list(char **v, int n)
-{
-    for (int i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
-static void remove_dir(const char *dir, char **files, int n)
-{
-    for (int i = 0; i < n; i++)
-        unlink(files[i]);
-    rmdir(dir);
-}
-
-static void default_output(const char *program, char *out, size_t n)
+/* The default session name: <program>.wlsession, or under a launcher with several ranks
+ * <program>_rank%r.wlsession (a '%' in the program's name is written as %%). */
+static void default_output(const char *program, int ranked, char *out, size_t n)
 {
     const char *base = strrchr(program, '/');
     base = base ? base + 1 : program;
-    snprintf(out, n, "%s.wlsession", base[0] ? base : "warplens");
+    if (!base[0])
+        base = "warplens";
+    size_t at = 0;
+    for (; *base && at + 2 < n; base++) {
+        if (*base == '%')
+            out[at++] = '%';
+        out[at++] = *base;
+    }
+    out[at] = 0;
+    snprintf(out + at, n - at, "%s", ranked ? "_rank%r.wlsession" : ".wlsession");
 }
 
-/* Removes the files of dir ending in suffix. */
-static void remove_files(const char *dir, const char *suffix)
+/* The session's name: -o (a template) expanded for this process. *split: the template asks for a
+ * rank this process was not given (it starts the launcher whose children carry it), so each
+ * rank gets its session after the run. 0, or -1 after saying why. */
+static int resolve_output(const run_options *o, char *tmpl, char *output, size_t n, run_output_ids *ids, int *split)
 {
-    char **v;
-    int n = list_files(dir, suffix, NULL, &v);
-    for (int i = 0; i < n; i++)
-        unlink(v[i]);
-    free_list(v, n);
+    static char host[256];
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = 0;
+    ids->pid = (long)getpid();
+    ids->host = host;
+    ids->rank = wl_env_rank(NULL);
+    ids->local_rank = wl_env_local_rank(NULL);
+    if (o->output)
+        snprintf(tmpl, n, "%s", o->output);
+    else
+        default_output(o->argv[0], ids->rank >= 0 && wl_env_world_size(NULL) != 1, tmpl, n);
+    char err[512];
+    int esc = run_output_scan(tmpl, err, sizeof err);
+    if (esc >= 0 && run_output_check_unique(tmpl, (unsigned)esc, NULL, NULL, err, sizeof err) != 0) {
+        fprintf(stderr, "warplens run: %s\n", err);
+        return -1;
+    }
+    if (esc < 0 || run_output_expand(tmpl, ids, NULL, NULL, output, n, err, sizeof err) != 0) {
+        fprintf(stderr, "warplens run: -o '%s': %s\n", tmpl, err);
+        return -1;
+    }
+    *split = ((esc & RUN_OUT_RANK) && ids->rank < 0) || ((esc & RUN_OUT_LOCAL) && ids->local_rank < 0);
+    return 0;
 }
 
 static void join_args(char **argv, char *out, size_t n)
@@ -495,11 +467,15 @@ int cmd_run(int argc, char **argv)
     if (pr != 0)
         return pr > 0 ? 0 : 2;
 
-    char output[PATH_MAX];
-    if (o.output)
-        snprintf(output, sizeof output, "%s", o.output);
-    else
-        default_output(o.argv[0], output, sizeof output);
+    char tmpl[PATH_MAX], output[PATH_MAX];
+    run_output_ids ids;
+    int split;
+    if (resolve_output(&o, tmpl, output, sizeof output, &ids, &split) != 0)
+        return 2;
+    if (o.ranks && ids.rank >= 0 && !wl_rank_list_has(&o.rank_list, ids.rank)) {
+        int st = run_program(o.argv, NULL); /* a rank not asked for: unprofiled */
+        return st < 0 ? 127 : exit_code(st);
+    }
 
     char why[256];
     run_export_java_binding();
@@ -532,7 +508,7 @@ int cmd_run(int argc, char **argv)
                                         "WARPLENS_METRICS", "WARPLENS_PM_SAMPLING", "WARPLENS_PM_INTERVAL_US",
                                         "WARPLENS_PC_SAMPLING", "WARPLENS_PC_PERIOD", "WARPLENS_TORCH_OPS",
                                         "WARPLENS_METRICS_KERNEL", "WARPLENS_METRICS_SKIP", "WARPLENS_METRICS_COUNT",
-                                        "WARPLENS_METRICS_NVTX", "WARPLENS_METRICS_GRAPHS"};
+                                        "WARPLENS_METRICS_NVTX", "WARPLENS_METRICS_GRAPHS", "WARPLENS_RANKS"};
     for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
         unsetenv(owned[i]);
     setenv("CUDA_INJECTION64_PATH", recorder, 1);
@@ -549,6 +525,8 @@ int cmd_run(int argc, char **argv)
         setenv("WARPLENS_QUIET", "1", 1);
     if (o.check_occupancy)
         setenv("WARPLENS_CHECK_OCCUPANCY", "1", 1);
+    if (o.ranks && ids.rank < 0) /* the launcher it starts gives the ranks: each recorder decides */
+        setenv("WARPLENS_RANKS", o.ranks, 1);
     if (o.torch_ops && run_export_torch_ops() != 0) {
         rmdir(capdir);
         return 2;
@@ -596,21 +574,6 @@ int cmd_run(int argc, char **argv)
     }
     int code = exit_code(status);
 
-    char **files, **timers;
-    int n = list_files(capdir, ".wlcap", NULL, &files);
-    int nt = list_files(capdir, ".wltimers", ".wlik", &timers);
-    remove_files(capdir, ".wlprogress"); /* the progress line's side files: not part of the session */
-    if (n == 0) {
-        /* a recorder that could not start left <pid>.disabled after saying why */
-        int disabled = remove_disabled_markers(capdir);
-        if (!o.quiet && !disabled)
-            fprintf(stderr, "warplens: %s made no CUDA calls (or the recorder could not start): no session written\n",
-                    o.argv[0]);
-        remove_dir(capdir, timers, nt);
-        free_list(timers, nt);
-        free(files);
-        return code;
-    }
     char command[4096], status_text[32], signal_text[16];
     join_args(o.argv, command, sizeof command);
     snprintf(status_text, sizeof status_text, "%d", code);
@@ -638,24 +601,8 @@ int cmd_run(int argc, char **argv)
         meta[nmeta++] = (session_meta_kv){"torch_ops", "1"};
     if (WIFSIGNALED(status))
         meta[nmeta++] = (session_meta_kv){"complete", "0"};
-    session_build_result res;
-    int built = session_build(output, (const char *const *)files, n, (const char *const *)timers, nt, meta, &res,
-                              o.quiet);
-    if (built == 0 && !o.keep_capture) {
-        for (int i = 0; i < nt; i++)
-            unlink(timers[i]);
-        remove_dir(capdir, files, n);
-    } else if (!o.quiet) {
-        fprintf(stderr, "warplens: capture files kept in %s\n", capdir);
-    }
-    free_list(files, n);
-    free_list(timers, nt);
-    if (built != 0)
-        return code;
-    if (WIFSIGNALED(status) && !o.quiet)
-        fprintf(stderr, "warplens: %s was killed by signal %d (%s); the session is marked incomplete\n", o.argv[0],
-                WTERMSIG(status), strsignal(WTERMSIG(status)));
-    if (!o.quiet)
-        print_run_summary(output);
+    run_sessions_opts so = {capdir, output, split ? tmpl : NULL, &ids, o.argv[0], meta, o.quiet, o.keep_capture,
+                            WIFSIGNALED(status) ? WTERMSIG(status) : 0};
+    run_sessions_build(&so);
     return code;
 }

@@ -25,6 +25,8 @@ static const verb VERBS[] = {
     {"kernel", cmd_kernel, "one kernel in detail: configuration, resources, occupancy, timing"},
     {"concurrency", cmd_concurrency, "kernels running at once per device, GPU fill over time"},
     {"samples", cmd_samples, "NVML device samples (run --nvml-interval) attributed to kernels"},
+    {"merge", cmd_merge, "one session from the sessions of a job's ranks and hosts, clocks aligned on collectives"},
+    {"ranks", cmd_ranks, "per rank and step: step time, GPU busy, collectives, waiting for the slowest rank"},
     {"ranges", cmd_ranges, "NVTX ranges and scopes with the kernels inside: GPU time, hardware metrics"},
 };
 

@@ -17,5 +17,7 @@ int cmd_kernel(int argc, char **argv);
 int cmd_concurrency(int argc, char **argv);
 int cmd_samples(int argc, char **argv);
 int cmd_ranges(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
+int cmd_ranks(int argc, char **argv);
 
 #endif

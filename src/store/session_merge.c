@@ -1,0 +1,538 @@
+/* Merging sessions (see session_merge.h): a survey of every input first (so a bad one leaves
+ * nothing behind), then one input at a time attached to the output and copied table by table
+ * with its ids renumbered and its times shifted. What to renumber is decided per column, from
+ * the output's schema: a column whose name says it is an id and that no rule below covers stops
+ * the merge rather than being copied wrong. */
+#include "store/session_merge.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/atomic_file.h"
+#include "store/session.h"
+#include "store/session_contract.h"
+#include "store/session_writer.h"
+#include "store/sql_util.h"
+
+#define PID_SPAN (UINT32_C(1) << 22) /* Linux's largest pid_max: renumbered pids start above it */
+#define SQL_MAX 16384
+
+/* Tables whose INTEGER PRIMARY KEY id is renumbered by the rows merged before. */
+static const char *const ID_TABLES[] = {"api_call", "kernel",     "memcpy",     "memset",          "sync",
+                                        "nvtx_range", "nvtx_mark", "capture_range", "annotation", "inkernel_buffer"};
+#define N_ID_TABLES ((int)(sizeof ID_TABLES / sizeof ID_TABLES[0]))
+
+/* Columns referring to those ids: (table or "*", column, id table). */
+static const char *const ID_REFS[][3] = {
+    {"*", "api_id", "api_call"},      {"*", "kernel_id", "kernel"},          {"*", "memcpy_id", "memcpy"},
+    {"*", "memset_id", "memset"},     {"*", "buffer_id", "inkernel_buffer"},
+};
+
+/* Tables shared by value: their rows are added when new, references go through a map. */
+typedef struct dict {
+    const char *table, *ref, *key; /* ref: the referring column; key: the columns that identify a row */
+    const char *cols;              /* the columns copied */
+} dict;
+static const dict DICTS[] = {
+    {"kernel_name", "name_id", "mangled", "mangled, demangled, short_name"},
+    {"op", "op_id", "source, name, shape", "source, name, shape"},
+    {"metric", "metric_id", "name", "name, unit, metric_type"},
+    {"stall_reason", "reason_id", "name", "name"},
+};
+#define N_DICTS ((int)(sizeof DICTS / sizeof DICTS[0]))
+
+/* Ids that mean something only within their process (or device): copied as they are. */
+static const char *const LOCAL_IDS[] = {"correlation_id", "device_id", "context_id", "stream_id", "scope_id",
+                                        "parent_id", "graph_id", "graph_node_id", "grid_id", "event_id",
+                                        "app_thread_id", "src_device", "dst_device", "pci_bus_id", NULL};
+
+/* Tables whose "id" is their own, within a process or a buffer (keyed with pid or buffer_id). */
+static const char *const LOCAL_ID_TABLES[] = {"timer_category", "inkernel_name", NULL};
+
+typedef struct proc {
+    uint32_t pid, out_pid;
+    int input;
+    char host[128];
+} proc;
+
+typedef struct merger {
+    sqlite3 *db;
+    proc *procs;
+    int nprocs, cap;
+    char *err;
+    size_t err_size;
+} merger;
+
+static int fail(merger *m, const char *what)
+{
+    snprintf(m->err, m->err_size, "%s: %s", what, sqlite3_errmsg(m->db));
+    return -1;
+}
+
+static int exec(merger *m, const char *sql, const char *what)
+{
+    return sqlite3_exec(m->db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : fail(m, what);
+}
+
+/* ---- the survey ----------------------------------------------------------------------------- */
+
+typedef struct survey {
+    merger *m;
+    int input, oom;
+} survey;
+
+static void add_proc(const wl_process_row *p, void *arg)
+{
+    survey *s = arg;
+    merger *m = s->m;
+    if (m->nprocs == m->cap) {
+        int cap = m->cap ? m->cap * 2 : 64;
+        proc *v = realloc(m->procs, (size_t)cap * sizeof *v);
+        if (!v) {
+            s->oom = 1;
+            return;
+        }
+        m->procs = v;
+        m->cap = cap;
+    }
+    proc *q = &m->procs[m->nprocs++];
+    q->pid = q->out_pid = p->pid;
+    q->input = s->input;
+    snprintf(q->host, sizeof q->host, "%s", p->hostname);
+}
+
+/* Opens each input as every reader does, refuses damage, lists its processes. */
+static int survey_inputs(merger *m, const wl_merge_input *in, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char why[512];
+        wl_session *s = wl_session_open(in[i].path, why, sizeof why);
+        if (!s) {
+            snprintf(m->err, m->err_size, "%s", why);
+            return -1;
+        }
+        int rc = 0;
+        char note[400];
+        survey sv = {m, i, 0};
+        if (wl_session_damage_note(s, note, sizeof note)) {
+            snprintf(m->err, m->err_size, "%s is damaged: %s (`warplens info --check %s` lists it); not merged",
+                     in[i].path, note, in[i].path);
+            rc = -1;
+        } else if (wl_session_each_process(s, add_proc, &sv) < 0 || sv.oom) {
+            snprintf(m->err, m->err_size, "%s: cannot read its processes", in[i].path);
+            rc = -1;
+        }
+        wl_session_close(s);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int pid_taken(const merger *m, int upto, uint32_t pid)
+{
+    for (int j = 0; j < upto; j++)
+        if (m->procs[j].out_pid == pid)
+            return 1;
+    return 0;
+}
+
+/* Two inputs with one process (pid and host): refused. One pid on two hosts: the later one is
+ * renumbered. Quadratic in the processes, which are few (one or a handful per rank). */
+static int plan_pids(merger *m, const wl_merge_input *in, int *renumbered)
+{
+    *renumbered = 0;
+    for (int i = 0; i < m->nprocs; i++) {
+        proc *p = &m->procs[i];
+        for (int j = 0; j < i; j++) {
+            proc *q = &m->procs[j];
+            if (q->pid == p->pid && q->input != p->input && !strcmp(q->host, p->host)) {
+                snprintf(m->err, m->err_size, "%s and %s both hold process %u on host %s (the same run given"
+                         " twice?); not merged", in[q->input].path, in[p->input].path, p->pid,
+                         p->host[0] ? p->host : "(unknown)");
+                return -1;
+            }
+        }
+        if (!pid_taken(m, i, p->pid))
+            continue;
+        uint32_t k = 1;
+        while (pid_taken(m, i, p->pid % PID_SPAN + k * PID_SPAN))
+            k++;
+        p->out_pid = p->pid % PID_SPAN + k * PID_SPAN;
+        (*renumbered)++;
+    }
+    return 0;
+}
+
+/* ---- copying one input ---------------------------------------------------------------------- */
+
+typedef struct plan {
+    int input;
+    int64_t offset;
+    int64_t base[N_ID_TABLES];
+    int renumbered;      /* some of its pids change (temp.map_pid says how) */
+} plan;
+
+static int is_time(const char *table, const char *col)
+{
+    const wl_table_rule *t = wl_contract_table(table);
+    for (int i = 0; t && i < t->ncols; i++)
+        if (!strcmp(t->cols[i].name, col))
+            return t->cols[i].kind == WL_COL_TIME;
+    return 0;
+}
+
+static int id_table(const char *name)
+{
+    for (int i = 0; i < N_ID_TABLES; i++)
+        if (!strcmp(ID_TABLES[i], name))
+            return i;
+    return -1;
+}
+
+static int looks_like_id(const char *col)
+{
+    size_t n = strlen(col);
+    if (!strcmp(col, "id") || (n > 3 && !strcmp(col + n - 3, "_id")))
+        for (int i = 0; LOCAL_IDS[i]; i++)
+            if (!strcmp(LOCAL_IDS[i], col))
+                return 0;
+    return !strcmp(col, "id") || (n > 3 && !strcmp(col + n - 3, "_id"));
+}
+
+static void cat(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void cat(char *buf, size_t n, const char *fmt, ...)
+{
+    size_t len = strlen(buf);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + len, n - len, fmt, ap);
+    va_end(ap);
+}
+
+/* The expression copying column col of table (as the output names it). -1 when an id column
+ * has no rule. */
+static int column_expr(merger *m, const plan *p, const char *table, const char *col, char *out, size_t n)
+{
+    out[0] = 0;
+    int t = id_table(table);
+    if ((!strcmp(col, "pid") || (!strcmp(table, "process") && !strcmp(col, "ppid"))) && p->renumbered) {
+        snprintf(out, n, "coalesce((SELECT new FROM temp.map_pid WHERE old = \"%s\"), \"%s\")", col, col);
+        return 0;
+    }
+    if (is_time(table, col)) {
+        snprintf(out, n, "\"%s\" + %lld", col, (long long)p->offset);
+        return 0;
+    }
+    if (!strcmp(col, "id") && t >= 0) {
+        snprintf(out, n, "id + %lld", (long long)p->base[t]);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof ID_REFS / sizeof ID_REFS[0]; i++)
+        if (!strcmp(ID_REFS[i][1], col) && (!strcmp(ID_REFS[i][0], "*") || !strcmp(ID_REFS[i][0], table))) {
+            snprintf(out, n, "\"%s\" + %lld", col, (long long)p->base[id_table(ID_REFS[i][2])]);
+            return 0;
+        }
+    for (int i = 0; i < N_DICTS; i++)
+        if (!strcmp(DICTS[i].ref, col)) {
+            snprintf(out, n, "(SELECT new FROM temp.map_%s WHERE old = \"%s\")", DICTS[i].table, col);
+            return 0;
+        }
+    if (!strcmp(col, "flow_id")) { /* kernel, memcpy or memset id * 4 + 1, 2 or 3 */
+        snprintf(out, n, "CASE WHEN flow_id IS NULL OR flow_id = 0 THEN flow_id WHEN flow_id %% 4 = 1 THEN flow_id + %lld"
+                 " WHEN flow_id %% 4 = 2 THEN flow_id + %lld ELSE flow_id + %lld END",
+                 (long long)p->base[id_table("kernel")] * 4, (long long)p->base[id_table("memcpy")] * 4,
+                 (long long)p->base[id_table("memset")] * 4);
+        return 0;
+    }
+    int local = 0;
+    for (int i = 0; LOCAL_ID_TABLES[i]; i++)
+        local |= !strcmp(col, "id") && !strcmp(table, LOCAL_ID_TABLES[i]);
+    if (!local && looks_like_id(col)) {
+        snprintf(m->err, m->err_size, "table %s, column %s: merge does not know what this id refers to", table, col);
+        return -1;
+    }
+    snprintf(out, n, "\"%s\"", col);
+    return 0;
+}
+
+static int dict_table(const char *name)
+{
+    for (int i = 0; i < N_DICTS; i++)
+        if (!strcmp(DICTS[i].table, name))
+            return 1;
+    return !strcmp(name, "meta") || !strcmp(name, "host_clock");
+}
+
+/* Copies src.table into main.table with the plan's expressions. */
+static int copy_table(merger *m, const plan *p, const char *table)
+{
+    char q[256], cols[SQL_MAX] = "", exprs[SQL_MAX] = "", e[1024];
+    snprintf(q, sizeof q, "SELECT name FROM pragma_table_info('%s', 'main') WHERE name IN"
+                          " (SELECT name FROM pragma_table_info('%s', 'src')) ORDER BY cid", table, table);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(m->db, q, -1, &st, NULL) != SQLITE_OK)
+        return fail(m, table);
+    int rc = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *col = (const char *)sqlite3_column_text(st, 0);
+        if ((rc = column_expr(m, p, table, col, e, sizeof e)) != 0)
+            break;
+        cat(cols, sizeof cols, "%s\"%s\"", cols[0] ? ", " : "", col);
+        cat(exprs, sizeof exprs, "%s%s", exprs[0] ? ", " : "", e);
+    }
+    sqlite3_finalize(st);
+    if (rc || !cols[0])
+        return rc;
+    char *sql = sqlite3_mprintf("INSERT INTO main.\"%w\" (%s) SELECT %s FROM src.\"%w\"", table, cols, exprs, table);
+    rc = sql ? exec(m, sql, table) : -1;
+    sqlite3_free(sql);
+    return rc;
+}
+
+static int src_has(merger *m, const char *table)
+{
+    char q[200];
+    snprintf(q, sizeof q, "SELECT count(*) FROM src.sqlite_master WHERE type = 'table' AND name = '%s'", table);
+    return wl_sql_scalar_u64(m->db, q) > 0;
+}
+
+static int copy_dicts(merger *m)
+{
+    for (int i = 0; i < N_DICTS; i++) {
+        const dict *d = &DICTS[i];
+        char *sql = sqlite3_mprintf("DELETE FROM temp.map_%s;", d->table);
+        int rc = exec(m, sql, d->table);
+        sqlite3_free(sql);
+        if (rc || !src_has(m, d->table))
+            continue;
+        char on[256] = "";
+        char keys[128];
+        snprintf(keys, sizeof keys, "%s", d->key);
+        for (char *k = strtok(keys, ", "); k; k = strtok(NULL, ", "))
+            cat(on, sizeof on, "%so.%s IS s.%s", on[0] ? " AND " : "", k, k);
+        sql = sqlite3_mprintf("INSERT OR IGNORE INTO main.%s (%s) SELECT %s FROM src.%s ORDER BY id;"
+                              "INSERT INTO temp.map_%s SELECT s.id, o.id FROM src.%s s JOIN main.%s o ON %s;",
+                              d->table, d->cols, d->cols, d->table, d->table, d->table, d->table, on);
+        rc = exec(m, sql, d->table);
+        sqlite3_free(sql);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+static int copy_input(merger *m, const wl_merge_input *in, int input, const char *const *tables, int ntables)
+{
+    plan p;
+    memset(&p, 0, sizeof p);
+    p.input = input;
+    p.offset = in->offset_ns;
+    if (exec(m, "DELETE FROM temp.map_pid", "pids"))
+        return -1;
+    for (int i = 0; i < m->nprocs; i++) {
+        const proc *q = &m->procs[i];
+        if (q->input == input && q->out_pid != q->pid) {
+            char sql[128];
+            snprintf(sql, sizeof sql, "INSERT INTO temp.map_pid VALUES (%u, %u)", q->pid, q->out_pid);
+            if (exec(m, sql, "pids"))
+                return -1;
+            p.renumbered = 1;
+        }
+    }
+    for (int t = 0; t < N_ID_TABLES; t++) {
+        char q[128];
+        snprintf(q, sizeof q, "SELECT coalesce(max(id), 0) FROM main.%s", ID_TABLES[t]);
+        p.base[t] = (int64_t)wl_sql_scalar_u64(m->db, q);
+    }
+    sqlite3_stmt *at;
+    if (sqlite3_prepare_v2(m->db, "ATTACH ?1 AS src", -1, &at, NULL) != SQLITE_OK)
+        return fail(m, "attach");
+    sqlite3_bind_text(at, 1, in->path, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(at) == SQLITE_DONE ? 0 : -1;
+    sqlite3_finalize(at);
+    if (rc) {
+        snprintf(m->err, m->err_size, "%s: %s", in->path, sqlite3_errmsg(m->db));
+        return -1;
+    }
+    /* a transaction per input: DETACH cannot happen inside one */
+    rc = exec(m, "BEGIN", "begin") || copy_dicts(m) ||
+         exec(m, "INSERT OR IGNORE INTO main.meta SELECT key, value FROM src.meta", "meta");
+    for (int i = 0; !rc && i < ntables; i++)
+        if (src_has(m, tables[i]))
+            rc = copy_table(m, &p, tables[i]);
+    if (rc && !strstr(m->err, in->path)) {
+        char e[512];
+        snprintf(e, sizeof e, "%s", m->err);
+        snprintf(m->err, m->err_size, "%s: %s", in->path, e);
+    }
+    if (!rc)
+        rc = exec(m, "COMMIT", "commit");
+    else
+        sqlite3_exec(m->db, "ROLLBACK", NULL, NULL, NULL);
+    if (exec(m, "DETACH src", "detach"))
+        rc = -1;
+    return rc ? -1 : 0;
+}
+
+/* ---- the output ----------------------------------------------------------------------------- */
+
+/* The tables copied row by row (everything but the shared and special ones), and the indexes,
+ * dropped while rows go in and built once at the end. */
+static int list_schema(merger *m, char ***tables, int *nt, char ***indexes, int *ni)
+{
+    sqlite3_stmt *st;
+    *nt = *ni = 0;
+    *tables = *indexes = NULL;
+    if (sqlite3_prepare_v2(m->db, "SELECT type, name, sql FROM main.sqlite_master WHERE type IN ('table', 'index')"
+                                  " AND sql IS NOT NULL ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+        return fail(m, "schema");
+    int rc = 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        int is_table = !strcmp((const char *)sqlite3_column_text(st, 0), "table");
+        const char *name = (const char *)sqlite3_column_text(st, 1);
+        if (is_table && dict_table(name))
+            continue;
+        char ***v = is_table ? tables : indexes;
+        int *n = is_table ? nt : ni;
+        char **nv = realloc(*v, (size_t)(*n + 1) * sizeof **v);
+        if (!nv || !(nv[*n] = strdup((const char *)sqlite3_column_text(st, is_table ? 1 : 2)))) {
+            if (nv)
+                *v = nv;
+            rc = -1;
+            break;
+        }
+        *v = nv;
+        (*n)++;
+    }
+    sqlite3_finalize(st);
+    if (rc)
+        snprintf(m->err, m->err_size, "out of memory");
+    return rc;
+}
+
+static void free_strs(char **v, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static int write_clocks(merger *m, const wl_merge_clock *c, int n, int ninputs)
+{
+    if (exec(m, "CREATE TABLE IF NOT EXISTS host_clock (hostname TEXT PRIMARY KEY, offset_ns INTEGER NOT NULL,"
+                " residual_ns INTEGER, collectives INTEGER, source TEXT NOT NULL)", "host_clock"))
+        return -1;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(m->db, "INSERT OR REPLACE INTO host_clock VALUES (?, ?, ?, ?, ?)", -1, &st, NULL))
+        return fail(m, "host_clock");
+    for (int i = 0; i < n; i++) {
+        sqlite3_bind_text(st, 1, c[i].host, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(st, 2, c[i].offset_ns);
+        sqlite3_bind_int64(st, 3, c[i].residual_ns);
+        sqlite3_bind_int64(st, 4, c[i].collectives);
+        sqlite3_bind_text(st, 5, c[i].source, -1, SQLITE_STATIC);
+        sqlite3_step(st);
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "INSERT OR REPLACE INTO meta VALUES ('merged_inputs', '%d');"
+             "INSERT OR REPLACE INTO meta VALUES ('complete', (SELECT CASE WHEN count(*) = sum(complete)"
+             " THEN '1' ELSE '0' END FROM process));", ninputs);
+    return exec(m, sql, "meta");
+}
+
+int wl_sessions_merge(const char *out, const wl_merge_input *in, int n, const wl_merge_clock *clocks, int nclocks,
+                      wl_merge_stats *stats, char *err, size_t err_size)
+{
+    merger m;
+    memset(&m, 0, sizeof m);
+    m.err = err;
+    m.err_size = err_size;
+    memset(stats, 0, sizeof *stats);
+    char tmp[4096];
+    if (n < 1) {
+        snprintf(err, err_size, "no sessions to merge");
+        return -1;
+    }
+    if (survey_inputs(&m, in, n) || plan_pids(&m, in, &stats->renumbered_pids)) {
+        free(m.procs);
+        return -1;
+    }
+    if (wl_tmp_path_for(out, tmp, sizeof tmp)) {
+        snprintf(err, err_size, "path too long: %s", out);
+        free(m.procs);
+        return -1;
+    }
+    wl_session_writer *w = wl_session_writer_create(tmp, err, err_size);
+    if (!w || wl_session_writer_finish(w, err, err_size)) {
+        free(m.procs);
+        return -1;
+    }
+    char **tables = NULL, **indexes = NULL;
+    int nt = 0, ni = 0, rc = -1;
+    if (sqlite3_open_v2(tmp, &m.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        fail(&m, tmp);
+        goto done;
+    }
+    sqlite3_limit(m.db, SQLITE_LIMIT_ATTACHED, 2);
+    if (exec(&m, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;"
+                 " PRAGMA temp_store=FILE", "output") ||
+        list_schema(&m, &tables, &nt, &indexes, &ni))
+        goto done;
+    if (exec(&m, "CREATE TEMP TABLE map_pid (old INTEGER PRIMARY KEY, new INTEGER)", "maps"))
+        goto done;
+    for (int i = 0; i < N_DICTS; i++) {
+        char sql[160];
+        snprintf(sql, sizeof sql, "CREATE TEMP TABLE map_%s (old INTEGER PRIMARY KEY, new INTEGER)", DICTS[i].table);
+        if (exec(&m, sql, "maps"))
+            goto done;
+    }
+    /* indexes: dropped while the rows go in, created again at the end from their SQL */
+    for (int i = 0; i < ni; i++) {
+        char *name = strstr(indexes[i], "INDEX ");
+        char drop[300];
+        if (!name)
+            continue;
+        name += 6;
+        if (!strncmp(name, "IF NOT EXISTS ", 14))
+            name += 14;
+        snprintf(drop, sizeof drop, "DROP INDEX main.%.*s", (int)strcspn(name, " ("), name);
+        if (exec(&m, drop, "indexes"))
+            goto done;
+    }
+    for (int i = 0; i < n; i++)
+        if (copy_input(&m, &in[i], i, (const char *const *)tables, nt))
+            goto done;
+    if (exec(&m, "BEGIN", "begin") || write_clocks(&m, clocks, nclocks, n))
+        goto done;
+    for (int i = 0; i < ni; i++)
+        if (exec(&m, indexes[i], "indexes"))
+            goto done;
+    if (exec(&m, "COMMIT", "commit"))
+        goto done;
+    stats->inputs = n;
+    stats->processes = m.nprocs;
+    stats->kernels = wl_sql_scalar_u64(m.db, "SELECT count(*) FROM kernel");
+    stats->hosts = (int)wl_sql_scalar_u64(m.db, "SELECT count(DISTINCT hostname) FROM process");
+    rc = 0;
+done:
+    if (m.db && sqlite3_close(m.db) != SQLITE_OK)
+        rc = -1;
+    free_strs(tables, nt);
+    free_strs(indexes, ni);
+    free(m.procs);
+    if (rc == 0 && wl_commit_tmp_path(tmp, out)) {
+        snprintf(err, err_size, "cannot move the merged session into place at %s", out);
+        rc = -1;
+    }
+    if (rc)
+        unlink(tmp);
+    return rc;
+}

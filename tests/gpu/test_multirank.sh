@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# GPU suite: a torch.distributed job under `warplens run -- torchrun` (NCCL on a machine with
+# several GPUs, gloo on one): one session per rank through -o '%r', `warplens ranks` naming the
+# planted slow rank, and a two-host merge made from two rank sessions (one given another host
+# name and a known clock offset) whose estimated offset must be within 5 us.
+# Usage: tests/gpu/test_multirank.sh OUTDIR   (warplens on PATH, torch installed)
+set -u
+OUT=${1:-/tmp/wl_multirank}
+mkdir -p "$OUT"
+NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)
+NPROC=$(( NGPU >= 2 ? NGPU : 2 ))
+fails=0
+check() { if eval "$2"; then echo "[multirank] $1: ok"; else echo "[multirank] $1: FAILED"; fails=$((fails+1)); fi; }
+rm -f "$OUT"/ddp_*.wlsession
+env SLOW_RANK=1 warplens run -o "$OUT/ddp_%r.wlsession" -- \
+    torchrun --standalone --nproc-per-node "$NPROC" tests/gpu/torch_ddp.py 20
+check "one session per rank" '[ "$(ls "$OUT"/ddp_*.wlsession | wc -l)" = "$NPROC" ]'
+for f in "$OUT"/ddp_*.wlsession; do warplens info "$f" | sed -n '5p;/rank /p'; done
+warplens ranks "$OUT"/ddp_*.wlsession | tee "$OUT/ranks.txt"
+check "ranks names rank 1 the straggler" 'awk '\''$1 == "1" {print $NF}'\'' "$OUT/ranks.txt" | grep -qE "^(1[0-9]|20)/20"'
+# two hosts from two ranks: rank 1's session moved to host "hostB" with its clock 1.5 ms ahead
+if [ "$NGPU" -ge 2 ]; then
+    cp "$OUT/ddp_1.wlsession" "$OUT/ddp_1_hostB.wlsession"
+    python3 - "$OUT/ddp_1_hostB.wlsession" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE process SET hostname = 'hostB'")
+for t, cols in [("kernel", "start_ns end_ns queued_ns submitted_ns completed_ns"), ("memcpy", "start_ns end_ns"),
+                ("memset", "start_ns end_ns"), ("api_call", "start_ns end_ns"), ("nvtx_range", "start_ns end_ns"),
+                ("process", "start_ns end_ns"), ("sync", "start_ns end_ns"), ("nvtx_mark", "ts_ns"),
+                ("device_sample", "ts_ns window_start_ns"), ("thread", "")]:
+    for col in cols.split():
+        c.execute(f"UPDATE {t} SET {col} = {col} + 1500000 WHERE {col} IS NOT NULL")
+c.commit()
+PY
+    warplens merge -o "$OUT/ddp_merged.wlsession" "$OUT/ddp_0.wlsession" "$OUT/ddp_1_hostB.wlsession" | tee "$OUT/merge.txt"
+    check "merge recovers the 1.5 ms offset within 5 us" \
+        'awk '\''$1 == "hostB" {d = $2 + 1500000; exit !(d <= 5000 && d >= -5000)}'\'' "$OUT/merge.txt"'
+    rm -f "$OUT/ddp_1_hostB.wlsession"
+else
+    echo "[multirank] one GPU: ranks share it over gloo (no NCCL kernels); the two-host merge needs NCCL collectives"
+fi
+echo "[multirank] failures: $fails"
+exit $((fails > 0))

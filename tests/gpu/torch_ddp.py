@@ -1,0 +1,33 @@
+"""A small torch.distributed job for the GPU suite (tests/gpu/test_multirank.sh): STEPS steps, each
+an NVTX range "step" with a forward/backward of a linear model and an all-reduce of its gradients
+(DDP); the rank named by SLOW_RANK does 3x the compute, so it is the straggler. NCCL when every
+rank has a GPU of its own, else gloo (ranks sharing the one GPU)."""
+import os
+import sys
+
+import torch
+import torch.distributed as dist
+
+steps = int(sys.argv[1]) if len(sys.argv) > 1 else 20
+rank, world = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+local = int(os.environ.get("LOCAL_RANK", rank))
+ngpu = torch.cuda.device_count()
+backend = "nccl" if ngpu >= world else "gloo"
+dev = torch.device("cuda", local % ngpu)
+torch.cuda.set_device(dev)
+dist.init_process_group(backend)
+model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2048, 2048).to(dev),
+                                                  device_ids=[dev.index] if backend == "nccl" else None)
+x = torch.randn(512, 2048, device=dev)
+slow = int(os.environ.get("SLOW_RANK", "1"))
+for s in range(steps):
+    torch.cuda.nvtx.range_push("step")
+    y = x
+    for _ in range(3 if rank == slow else 1):
+        y = torch.relu(y @ y.T[:, :2048].contiguous() @ torch.eye(2048, device=dev))
+    loss = model(y).square().mean()
+    loss.backward()
+    torch.cuda.synchronize()
+    torch.cuda.nvtx.range_pop()
+dist.destroy_process_group()
+print(f"rank {rank}/{world} {backend} done")

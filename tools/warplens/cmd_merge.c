@@ -1,0 +1,156 @@
+/* `warplens merge -o ALL.wlsession S1 S2 ... | DIR | 'GLOB'`: one session from the sessions of a
+ * job's ranks, hosts and processes, with the hosts' clocks aligned on their collectives (or as
+ * --clock-offset says). Prints each host's offset, its residual and what it rests on. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/clock_align.h"
+#include "session_args.h"
+#include "store/session_merge.h"
+#include "verbs.h"
+
+#define MAX_OVERRIDES 256
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: warplens merge -o OUT.wlsession [options] SESSION... | DIR | 'GLOB'\n"
+                 "  -o, --output FILE       the merged session (required; written atomically)\n"
+                 "  --clock-offset HOST=NS  add NS nanoseconds (signed) to every time of HOST's sessions instead\n"
+                 "                          of the offset estimated from collectives (repeatable; HOST as in\n"
+                 "                          `warplens info`)\n"
+                 "  -q, --quiet             print nothing but errors\n"
+                 "Sessions of one host share its clock; across hosts each host's offset is estimated from the\n"
+                 "NCCL collectives every rank runs (the k-th of a kind on each collective stream ends within\n"
+                 "microseconds on every rank), against the host of rank 0.\n");
+}
+
+typedef struct override {
+    const char *host;
+    size_t host_len;
+    int64_t ns;
+    int used;
+} override;
+
+static int parse_override(const char *a, override *o)
+{
+    const char *eq = strrchr(a, '=');
+    char *end;
+    if (!eq || eq == a)
+        return -1;
+    errno = 0;
+    long long v = strtoll(eq + 1, &end, 10);
+    if (errno || end == eq + 1 || *end)
+        return -1;
+    *o = (override){a, (size_t)(eq - a), (int64_t)v, 0};
+    return 0;
+}
+
+int cmd_merge(int argc, char **argv)
+{
+    const char *output = NULL;
+    int quiet = 0, nover = 0, nargs = 0;
+    static override over[MAX_OVERRIDES];
+    char **args = calloc((size_t)argc, sizeof *args);
+    if (!args)
+        return 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            free(args);
+            return 0;
+        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
+            output = argv[++i];
+        } else if (!strcmp(a, "--clock-offset") && i + 1 < argc) {
+            if (nover == MAX_OVERRIDES || parse_override(argv[++i], &over[nover]) != 0) {
+                fprintf(stderr, "warplens merge: --clock-offset wants HOST=NS (signed nanoseconds), got '%s'\n",
+                        argv[i]);
+                free(args);
+                return 2;
+            }
+            nover++;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = 1;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "warplens merge: unknown option '%s'%s\n", a,
+                    !strcmp(a, "-o") || !strcmp(a, "--clock-offset") ? " (needs a value)" : "");
+            usage(stderr);
+            free(args);
+            return 2;
+        } else {
+            args[nargs++] = argv[i];
+        }
+    }
+    if (!output || !nargs) {
+        fprintf(stderr, "warplens merge: %s\n", !output ? "-o OUT.wlsession is required" : "no sessions given");
+        usage(stderr);
+        free(args);
+        return 2;
+    }
+    char **paths;
+    int n = session_args_expand("merge", args, nargs, output, &paths);
+    free(args);
+    if (n < 0)
+        return 2;
+    int rc = 1, nhosts = 0;
+    char err[1024];
+    wl_merge_clock *hosts = NULL;
+    int *input_host = calloc((size_t)n, sizeof *input_host);
+    wl_merge_input *in = calloc((size_t)n, sizeof *in);
+    if (!input_host || !in)
+        goto done;
+    if (wl_clock_align((const char *const *)paths, n, &hosts, &nhosts, input_host, err, sizeof err) != 0) {
+        fprintf(stderr, "warplens merge: %s\n", err);
+        goto done;
+    }
+    for (int k = 0; k < nover; k++) {
+        for (int h = 0; h < nhosts; h++) {
+            if (strlen(hosts[h].host) == over[k].host_len && !strncmp(hosts[h].host, over[k].host, over[k].host_len)) {
+                hosts[h].offset_ns = over[k].ns;
+                hosts[h].residual_ns = 0;
+                hosts[h].collectives = -1;
+                snprintf(hosts[h].source, sizeof hosts[h].source, "given");
+                over[k].used = 1;
+            }
+        }
+        if (!over[k].used) {
+            fprintf(stderr, "warplens merge: --clock-offset: no session was recorded on host '%.*s'\n",
+                    (int)over[k].host_len, over[k].host);
+            goto done;
+        }
+    }
+    for (int i = 0; i < n; i++)
+        in[i] = (wl_merge_input){paths[i], hosts[input_host[i]].offset_ns};
+    wl_merge_stats st;
+    if (wl_sessions_merge(output, in, n, hosts, nhosts, &st, err, sizeof err) != 0) {
+        fprintf(stderr, "warplens merge: %s\n", err);
+        goto done;
+    }
+    rc = 0;
+    if (quiet)
+        goto done;
+    printf("merged %d sessions into %s: %d processes on %d host%s, %" PRIu64 " kernels%s\n", st.inputs, output,
+           st.processes, st.hosts, st.hosts == 1 ? "" : "s", st.kernels,
+           st.renumbered_pids ? " (pids used on two hosts renumbered: pid + k * 4194304)" : "");
+    if (nhosts > 1) {
+        printf("%-24s %16s %12s %12s  %s\n", "host", "offset_ns", "residual_ns", "collectives", "clock");
+        for (int h = 0; h < nhosts; h++) {
+            char coll[24] = "-";
+            if (hosts[h].collectives >= 0 && strcmp(hosts[h].source, "reference"))
+                snprintf(coll, sizeof coll, "%" PRId64, hosts[h].collectives);
+            printf("%-24s %16" PRId64 " %12" PRId64 " %12s  %s\n", hosts[h].host, hosts[h].offset_ns,
+                   hosts[h].residual_ns, coll,
+                   !strcmp(hosts[h].source, "none") ? "none: no collective in common with the reference; not shifted"
+                                                     : hosts[h].source);
+        }
+    }
+done:
+    free(hosts);
+    free(input_host);
+    free(in);
+    session_args_free(paths, n);
+    return rc;
+}
