@@ -64,4 +64,33 @@ check '[ "$(grep -c "gpu__time_duration.sum.*,info," out/metrics-ncu.csv)" = 18 
 check '! grep -q "gpu__time_duration.sum,[^,]*,[0-9.]*,0.0[0-9]*," out/metrics-ncu.csv' "units scaled to nanoseconds"
 python3 "$SRC/bench/ncu_compare.py" --offline h.wlsession ncu-raw.csv ncu-raw.csv --warplens "$W" --out raw >raw.txt 2>&1
 check '[ "$?" = 0 ] && grep -q "0 outside tolerance" raw.txt' "the raw layout parses and agrees: $(cat raw.txt)"
+# --rejudge: the tolerances for what ncu itself does not pin down, on rows of an earlier report
+cat >old.csv <<'CSV'
+workload,kernel_index,kernel,metric,warplens,ncu_cache_all,ncu_cache_none,verdict,note
+w,0,persist,smsp__inst_executed.sum,406568.0,406504.0,406336.0,FAIL,
+w,1,persist,smsp__inst_executed.sum,410000.0,406504.0,406336.0,FAIL,
+w,2,steady,smsp__inst_executed.sum,1001.0,1000.0,1000.0,FAIL,
+w,3,k,lts__t_sector_hit_rate.pct,90.0,80.0,98.0,FAIL,
+w,3,k,lts__t_sectors_lookup_hit.sum,90000.0,80000.0,98000.0,info,
+w,3,k,lts__t_sectors_lookup_miss.sum,10000.0,20000.0,2000.0,info,
+w,4,tiny,l1tex__t_sector_hit_rate.pct,1.4,16.7,16.7,FAIL,
+w,4,tiny,l1tex__t_sectors_lookup_hit.sum,2.0,24.0,24.0,info,
+w,4,tiny,l1tex__t_sectors_lookup_miss.sum,142.0,120.0,120.0,info,
+w,5,k,lts__t_sector_hit_rate.pct,70.0,80.0,98.0,FAIL,
+w,5,k,lts__t_sectors_lookup_hit.sum,70000.0,80000.0,98000.0,info,
+w,5,k,lts__t_sectors_lookup_miss.sum,30000.0,20000.0,2000.0,info,
+w,6,gemm,occupancy limiter,registers,registers+shared_memory,,FAIL,
+w,7,gemm,occupancy limiter,registers,warps,,FAIL,
+CSV
+python3 "$SRC/bench/ncu_compare.py" --rejudge old.csv --warplens "$W" --out rj >rj.txt 2>&1
+verdict() { python3 -c "import csv,sys; print([r['verdict'] for r in csv.DictReader(open('rj/metrics-ncu.csv')) if r['kernel_index']==sys.argv[1] and r['metric']==sys.argv[2]][0])" "$1" "$2"; }
+check '[ "$(verdict 0 smsp__inst_executed.sum)" = ok ]' "a count ncu's own runs disagree on: within 0.5 % of one is ok"
+check '[ "$(verdict 1 smsp__inst_executed.sum)" = FAIL ]' "... 0.9 % off is not"
+check '[ "$(verdict 2 smsp__inst_executed.sum)" = FAIL ]' "a count ncu reproduces stays exact"
+check '[ "$(verdict 3 lts__t_sector_hit_rate.pct)" = ok ]' "a hit rate between ncu's two cache policies is ok"
+check '[ "$(verdict 5 lts__t_sector_hit_rate.pct)" = FAIL ]' "... outside both and 10 points off is not"
+check '[ "$(verdict 4 l1tex__t_sector_hit_rate.pct)" = info ]' "a hit rate over 144 sectors is shown, not judged"
+check '[ "$(verdict 6 "occupancy limiter")" = explained ]' "ncu's shared-memory tie is explained, not ok"
+check '[ "$(verdict 7 "occupancy limiter")" = FAIL ]' "another limiter is a failure"
+check 'grep -q "4 outside tolerance, 1 explained" rj/metrics-ncu.md' "the report counts explained apart: $(grep comparisons rj/metrics-ncu.md)"
 summary ncu_compare
