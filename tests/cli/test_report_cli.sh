@@ -80,7 +80,15 @@ else
         check '[ "$(grep -o "<table id=\"kernels-table\"" "$TMP/$n.dom" | wc -l)" = 1 ]' "$n: kernels table"
         check 'grep -q "id=\"copies-table\"" "$TMP/$n.dom" && grep -q "id=\"nvtx-table\"" "$TMP/$n.dom" && grep -q "id=\"scopes-table\"" "$TMP/$n.dom"' \
             "$n: summary tables"
+        # the page opens with the findings: their section comes before the timeline
+        fpos=$(grep -bo 'id="findings"' "$TMP/$n.dom" | head -1 | cut -d: -f1)
+        tpos=$(grep -bo 'id="timeline"' "$TMP/$n.dom" | head -1 | cut -d: -f1)
+        check '[ -n "$fpos" ] && [ -n "$tpos" ] && [ "$fpos" -lt "$tpos" ]' "$n: findings section before the timeline"
     done
+    if [ -f "$TMP/torch-h100.dom" ]; then
+        check 'grep -q "class=\"finding sev-high\"" "$TMP/torch-h100.dom" && grep -q "show on timeline" "$TMP/torch-h100.dom"' \
+            "torch-h100: its findings drawn with a link to the timeline"
+    fi
     syn_dom=$TMP/syn.dom
     if [ -f "$syn_dom" ]; then
         check 'grep -q "class=\"flow\"" "$syn_dom"' "synthetic: flows drawn"

@@ -21,6 +21,7 @@ static const verb VERBS[] = {
     {"decode", cmd_decode, "decode an in-kernel timer buffer"},
     {"export", cmd_export, "timeline as a Perfetto trace or Chrome JSON (docs/formats.md)"},
     {"report", cmd_report, "self-contained HTML report: timeline, kernels, GPU fill, summaries"},
+    {"advise", cmd_advise, "why the program is slow: findings ranked by estimated gain, with evidence and the fix"},
     {"kernels", cmd_kernels, "one row per kernel name: GPU time percentiles, launch config, occupancy"},
     {"kernel", cmd_kernel, "one kernel in detail: configuration, resources, occupancy, timing"},
     {"concurrency", cmd_concurrency, "kernels running at once per device, GPU fill over time"},

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "advise_print.h"
 #include "metrics_print.h"
 #include "pm_print.h"
 #include "stalls_print.h"
@@ -26,6 +27,14 @@ void print_run_summary(const char *session_path)
     print_metric_run_note(s);
     pm_print_run_note(s, session_path);
     print_stall_run_note(s, session_path);
+    wl_advise_opts ao = {NULL, 1.0};
+    wl_advise_result ar;
+    char aerr[256];
+    if (wl_advise(s, &ao, &ar, aerr, sizeof aerr) == 0) {
+        printf("\n");
+        advise_print_oneline(stdout, &ar, 3);
+        wl_advise_free(&ar);
+    }
     printf("\nMore: warplens stats %s\n", session_path);
     wl_session_close(s);
 }

@@ -19,5 +19,6 @@ int cmd_samples(int argc, char **argv);
 int cmd_ranges(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_ranks(int argc, char **argv);
+int cmd_advise(int argc, char **argv);
 
 #endif

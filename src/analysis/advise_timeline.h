@@ -1,0 +1,28 @@
+/* The rules that walk the timeline (advise.h): GPU idle split by its cause (waiting for the host
+ * to launch, draining behind a synchronisation, other), copies from pageable memory and small
+ * copies, and streams that never overlap. One ordered pass over the GPU work. */
+#ifndef WARPLENS_ANALYSIS_ADVISE_TIMELINE_H
+#define WARPLENS_ANALYSIS_ADVISE_TIMELINE_H
+
+#include "analysis/advise.h"
+#include "analysis/kernel_occupancy.h"
+
+/* Spans the analysis is limited to or divided by: NVTX ranges or scopes of one name. */
+typedef struct wl_advise_spans {
+    uint32_t *pid;
+    uint64_t *start, *end; /* by start */
+    size_t n, cap;
+} wl_advise_spans;
+
+int wl_advise_spans_load(wl_session *s, const char *name, wl_advise_spans *out);
+void wl_advise_spans_free(wl_advise_spans *sp);
+/* Sum of the spans' lengths (overlaps counted once). */
+uint64_t wl_advise_spans_wall(const wl_advise_spans *sp);
+
+/* Runs the timeline rules into r. filter: only work starting inside one of its spans (NULL: all);
+ * steps: the spans findings are attributed to (may be empty). Sets r->start_ns/end_ns and
+ * r->work_items. Returns 0 or -1 with err set. */
+int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *filter,
+                       const wl_advise_spans *steps, wl_advise_result *r, char *err, size_t err_size);
+
+#endif

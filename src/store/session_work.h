@@ -1,0 +1,56 @@
+/* What `warplens advise` reads from a session: every piece of GPU work in start order with the
+ * API call that started it (when it was submitted, from which thread), and the host calls that
+ * block the calling thread until the GPU catches up. Each in one ordered pass, so the analysis
+ * keeps only per-device, per-stream and per-name state. */
+#ifndef WARPLENS_STORE_SESSION_WORK_H
+#define WARPLENS_STORE_SESSION_WORK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store/session.h"
+#include "store/session_kernels.h"
+
+typedef enum wl_work_kind { WL_WORK_KERNEL = 1, WL_WORK_COPY = 2, WL_WORK_SET = 3 } wl_work_kind;
+
+typedef enum wl_copy_dir { WL_COPY_OTHER = 0, WL_COPY_HTOD = 1, WL_COPY_DTOH = 2, WL_COPY_DTOD = 3 } wl_copy_dir;
+
+typedef struct wl_work_row {
+    wl_work_kind kind;
+    int64_t id;
+    uint32_t pid, device_id;
+    int64_t stream_id;
+    uint64_t start_ns, end_ns;
+    int64_t api_id;                   /* -1: no API record */
+    int64_t api_start_ns, api_end_ns; /* the call that started it; -1 without one */
+    int64_t submitted_ns;             /* kernels: CUPTI's submission to the GPU; -1 unknown */
+    int64_t tid;                      /* the launching thread; -1 unknown */
+    int64_t graph_id;                 /* -1: not from a graph */
+    uint64_t bytes;                   /* copies and sets */
+    wl_copy_dir dir;
+    int host_pageable;                /* a copy whose host side is pageable memory */
+    int is_async;                     /* copies: CUPTI's async flag */
+    wl_kernel_config cfg;             /* kernels: name_id, pid, device and launch configuration */
+} wl_work_row;
+
+/* Calls fn for each timed kernel, copy and set, all processes and devices interleaved in start
+ * order. fn returns non-zero to stop. Returns the number of rows passed, or -1 on a read error. */
+long wl_session_each_work(wl_session *s, int (*fn)(const wl_work_row *, void *), void *arg);
+
+/* A host call that waits for the GPU: the explicit synchronisations (API category `sync`) and the
+ * copies and sets whose call returns only when the GPU has done them (synchronous cudaMemcpy /
+ * cuMemcpy*, not *Async). */
+typedef struct wl_blocking_call {
+    int64_t id;
+    uint32_t pid, tid;
+    uint64_t start_ns, end_ns;
+    char name[64];
+    int implicit; /* 1: a synchronous copy or set, 0: an explicit synchronisation */
+} wl_blocking_call;
+/* In start order; fn returns non-zero to stop. Returns the count passed, or -1. */
+long wl_session_each_blocking_call(wl_session *s, int (*fn)(const wl_blocking_call *, void *), void *arg);
+
+/* Names of one kernel name id: short into out ("" when unknown). */
+int wl_session_kernel_short_name(wl_session *s, int64_t name_id, char *out, size_t n);
+
+#endif
