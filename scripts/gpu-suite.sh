@@ -42,6 +42,12 @@ run_step torch-ops-check python3 tests/gpu/check_torch_ops.py "$OUT/torch-ops.wl
 run_step torch-occupancy warplens run -q --check-occupancy -o "$OUT/torch-occ.wlsession" -- \
     python3 tests/gpu/torch_workload.py 5
 run_step occupancy-check warplens occupancy-check --all "$OUT/torch-occ.wlsession"
+# `warplens advise`'s planted problems: each recorded (sessions advise-MODE.wlsession, for tests/data)
+# with its fixed variant, and the measured gain of each fix in advise-gains.json (about 2-3 minutes;
+# WARPLENS_SUITE_ADVISE=0 skips it)
+if [ "${WARPLENS_SUITE_ADVISE:-1}" = 1 ]; then
+    run_step advise bash scripts/gpu-advise.sh "$B" "$OUT"
+fi
 # lossless under many launching threads: the thread x stream matrix (C with raw pthreads, PyTorch),
 # CUDA graphs of 10,000 nodes, a 10 M-kernel run; each against a minimal CUPTI consumer's count,
 # with the recorder's peak memory per case (WARPLENS_SUITE_THREADS=default skips the 10 M run)

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DWARPLENS_BUILD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 >/dev/null
 # Only what runs on the GPU machine (CPU tests are CI's): the CLI, libraries, demo, GPU tests, benches.
-targets="warplens_cli warplens_recorder warplens_api warplens_demo wl_floor_injection wl_floor_callback_injection bench_callback_cost wl_mt_launch"
+targets="warplens_cli warplens_recorder warplens_api warplens_demo wl_floor_injection wl_floor_callback_injection bench_callback_cost wl_mt_launch gpu_advise_planted"
 for f in tests/gpu/gpu_test_*.c tests/gpu/gpu_test_*.cu bench/bench_*.c bench/bench_*.cu; do
     [ -e "$f" ] && targets="$targets $(basename "${f%.*}")"
 done
