@@ -193,7 +193,8 @@ int wl_advise(wl_session *s, const wl_advise_opts *o, wl_advise_result *out, cha
         if (!estimated(&out->findings[i]) || out->findings[i].gain_pct >= o->min_gain_pct)
             out->findings[kept++] = out->findings[i];
     out->n = kept;
-    qsort(out->findings, (size_t)out->n, sizeof *out->findings, by_gain);
+    if (out->n > 1)
+        qsort(out->findings, (size_t)out->n, sizeof *out->findings, by_gain);
     rc = 0;
 done:
     if (filter.n && steps.pid == filter.pid)
