@@ -40,7 +40,7 @@ static void rule_occupancy(const wl_kernel_table_row *k, wl_occ_cache *cache, wl
                            uint64_t span_ns, int *fired)
 {
     const wl_kernel_occ *o = &k->occ;
-    if (*fired >= MAX_PER_RULE || !o->has_result || o->occ.occupancy_pct >= 50.0 || k->time_pct < 10.0)
+    if (*fired >= MAX_PER_RULE || !o->has_result || o->occ.occupancy_pct > 50.0 || k->time_pct < 10.0)
         return;
     const wl_occ_device *dev = wl_occ_cache_device(cache, k->top.pid, k->top.device_id);
     if (!dev)
@@ -73,7 +73,7 @@ static void rule_occupancy(const wl_kernel_table_row *k, wl_occ_cache *cache, wl
              o->occ.active_blocks_per_sm, k->top.block[0] * k->top.block[1] * k->top.block[2],
              o->occ.active_warps_per_sm, o->occ.max_warps_per_sm, o->occ.block_limit_registers,
              o->occ.block_limit_shared_memory, o->occ.block_limit_warps, o->occ.block_limit_blocks);
-    snprintf(f->threshold, sizeof f->threshold, "occupancy < 50%%, >= 10%% of kernel GPU time, a launch that raises it");
+    snprintf(f->threshold, sizeof f->threshold, "occupancy <= 50%%, >= 10%% of kernel GPU time, a launch that raises it");
     snprintf(f->estimate, sizeof f->estimate,
              "GPU time x (1 - %.1f%% / %.1f%%): an upper bound that holds when the kernel is latency-bound and"
              " its time falls with the warps it keeps resident; a bandwidth-bound kernel gains less",
@@ -127,8 +127,9 @@ static void rule_waves(const wl_kernel_table_row *k, wl_advise_result *r, uint64
                  grid - o->waves.full_waves * bpw);
         snprintf(f->threshold, sizeof f->threshold, "1 to 8 waves, last wave < 50%% full, >= 5%% of kernel GPU time");
         snprintf(f->estimate, sizeof f->estimate,
-                 "GPU time x (1 - %.2f / %.0f): with blocks of equal work the kernel takes %.0f waves' time for %.2f"
-                 " waves of work",
+                 "GPU time x (1 - %.2f / %.0f): an upper bound; with blocks of equal work started together the kernel"
+                 " takes %.0f waves' time for %.2f waves of work (the H100 starts a full wave's blocks over tens of"
+                 " us, so the real gain is smaller: docs/advise.md)",
                  waves, whole, whole, waves);
         kernel_evidence(f, k);
         wl_finding_evidence(f, "waves", 1, "%.3f", waves);
