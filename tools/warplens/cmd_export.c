@@ -11,6 +11,7 @@
 #include "common/atomic_file.h"
 #include "export/session_export.h"
 #include "cli_session.h"
+#include "progress.h"
 #include "verbs.h"
 
 enum { O_FORMAT = 1, O_OUT, O_MAX_LANES, O_QUIET };
@@ -29,30 +30,11 @@ static const cli_opt OPTS[] = {
 const cli_cmd CLI_EXPORT = {"export", "<session> [--format perfetto|json|jfr] -o FILE", NULL, OPTS, NULL, NULL, 0,
                             CLI_POS_SESSION, NULL};
 
-typedef struct progress_state {
-    double last;
-    int shown;
-} progress_state;
-
 static double now_s(void)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-/* Shown only on a terminal, at most four times a second. */
-static void progress(uint64_t done, uint64_t total, void *arg)
-{
-    progress_state *p = arg;
-    double t = now_s();
-    if (done < total && t - p->last < 0.25)
-        return;
-    p->last = t;
-    p->shown = 1;
-    fprintf(stderr, "\rexporting: %3.0f%% (%llu of %llu records)", total ? 100.0 * (double)done / (double)total : 100.0,
-            (unsigned long long)done, (unsigned long long)total);
-    fflush(stderr);
 }
 
 int cmd_export(int argc, char **argv)
@@ -63,8 +45,7 @@ int cmd_export(int argc, char **argv)
     cli_parser p;
     cli_init(&p, &CLI_EXPORT, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
-        char *end;
-        long v;
+        long long v;
         switch (id) {
         case CLI_HELP: return 0;
         case CLI_ERROR: return 2;
@@ -72,9 +53,8 @@ int cmd_export(int argc, char **argv)
         case O_OUT: out = p.arg; break;
         case O_QUIET: quiet = 1; break;
         case O_MAX_LANES:
-            v = strtol(p.arg, &end, 10);
-            if (*end || end == p.arg || v < 1 || v > 4096)
-                return cli_error(&CLI_EXPORT, "--max-lanes needs a number from 1 to 4096, got '%s'", p.arg);
+            if (cli_number(&p, 1, 4096, &v))
+                return 2;
             opt.max_lanes = (int)v;
             break;
         case CLI_POSITIONAL:
@@ -113,18 +93,15 @@ int cmd_export(int argc, char **argv)
     }
     static char iobuf[1 << 20];
     setvbuf(f.fp, iobuf, _IOFBF, sizeof iobuf);
-    progress_state ps = {0, 0};
-    if (isatty(STDERR_FILENO) && !quiet) {
-        opt.progress = progress;
-        opt.progress_arg = &ps;
-    }
+    cli_progress pl;
+    cli_progress_init(&pl, "exporting", "records", quiet);
+    opt.progress = cli_progress_sink(&pl);
     double t0 = now_s();
     wl_export_stats st;
     int rc = kind == JSON ? wl_export_chrome_json(s, f.fp, &opt, &st, err, sizeof err)
              : kind == JFR ? wl_export_jfr(s, f.fp, &opt, &st, err, sizeof err)
                            : wl_export_perfetto(s, f.fp, &opt, &st, err, sizeof err);
-    if (ps.shown)
-        fputc('\n', stderr);
+    cli_progress_end(&pl);
     if (rc)
         cli_read_error(s, "warplens export: %s\n", err);
     if (cli_session_close(s, rc ? 1 : 0)) {

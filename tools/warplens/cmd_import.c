@@ -27,7 +27,8 @@ static const cli_opt OPTS[] = {
     {O_UPGRADE, 0, "upgrade", CLI_ARG_REQUIRED, "SESSION",
      "add to a session built by an older warplens what import now derives\n"
      "(kernel identity: operations, shapes, tiers), in place", NULL, NULL},
-    {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "no progress line", NULL, NULL},
+    {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "print nothing but errors (no progress line, no notes on damaged\ncaptures)",
+     NULL, NULL},
     {0},
 };
 const cli_cmd CLI_IMPORT = {
@@ -63,7 +64,6 @@ int cmd_import(int argc, char **argv)
     if (!out || !n)
         return cli_error(&CLI_IMPORT, "%s (usage: warplens import -o SESSION CAPTURE.wlcap ...)",
                          !out ? "no output session given (-o SESSION)" : "no capture files given");
-    (void)quiet;
     /* side files (.wltimers from the timer API, .wlik in-kernel buffers) go with the captures */
     const char *caps[256], *timers[256];
     int nc = 0, nt = 0;
@@ -75,5 +75,5 @@ int cmd_import(int argc, char **argv)
             caps[nc++] = inputs[i];
     }
     session_build_result r;
-    return session_build(out, caps, nc, timers, nt, NULL, &r, 0) == 0 ? 0 : 1;
+    return session_build(out, caps, nc, timers, nt, NULL, &r, quiet) == 0 ? 0 : 1;
 }

@@ -1,6 +1,7 @@
 /* `warplens report <session> -o report.html`: one self-contained HTML page (no network, inline CSS
  * and JavaScript, data embedded) with the overview, timeline, kernels, GPU fill chart and
  * summaries (see src/export/html_report.h). Written atomically. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include "common/atomic_file.h"
 #include "export/html_report.h"
 #include "cli_session.h"
+#include "progress.h"
 #include "verbs.h"
 
 enum { O_OUT = 1, O_MAX_SLICES, O_TITLE, O_QUIET };
@@ -32,7 +34,6 @@ int cmd_report(int argc, char **argv)
     cli_parser p;
     cli_init(&p, &CLI_REPORT, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
-        char *end;
         long long v;
         switch (id) {
         case CLI_HELP: return 0;
@@ -41,9 +42,8 @@ int cmd_report(int argc, char **argv)
         case O_TITLE: o.title = p.arg; break;
         case O_QUIET: quiet = 1; break;
         case O_MAX_SLICES:
-            v = strtoll(p.arg, &end, 10);
-            if (*end || end == p.arg || v < 100)
-                return cli_error(&CLI_REPORT, "--max-slices needs a number >= 100, got '%s'", p.arg);
+            if (cli_number(&p, 100, LLONG_MAX, &v))
+                return 2;
             o.max_slices = (uint64_t)v;
             break;
         case CLI_POSITIONAL:
@@ -64,8 +64,14 @@ int cmd_report(int argc, char **argv)
         fprintf(stderr, "warplens report: cannot write %s: %m\n", out);
         return cli_session_close(s, 1);
     }
+    cli_progress pl;
+    cli_progress_init(&pl, "report", "records", quiet);
+    wl_tl_options tl = {0};
+    tl.progress = cli_progress_sink(&pl);
+    o.tl = &tl;
     wl_report_stats st;
     int rc = wl_report_html(s, f.fp, &o, &st, err, sizeof err);
+    cli_progress_end(&pl);
     if (rc)
         cli_read_error(s, "warplens report: %s\n", err);
     if (cli_session_close(s, rc ? 1 : 0)) {
