@@ -180,8 +180,7 @@ int cmd_ranks(int argc, char **argv)
     cli_parser p;
     cli_init(&p, &CLI_RANKS, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
-        char *end;
-        long v;
+        long long v;
         switch (id) {
         case CLI_HELP: free(args); return 0;
         case CLI_ERROR: free(args); return 2;
@@ -189,10 +188,9 @@ int cmd_ranks(int argc, char **argv)
         case O_JSON: json = 1; break;
         case O_CSV: csv = 1; break;
         case O_TOP:
-            v = strtol(p.arg, &end, 10);
-            if (*end || end == p.arg || v < 1 || v > 1000000) {
+            if (cli_number(&p, 1, 1000000, &v)) {
                 free(args);
-                return cli_error(&CLI_RANKS, "--top wants a number of steps (1..1000000), got '%s'", p.arg);
+                return 2;
             }
             top = (int)v;
             break;

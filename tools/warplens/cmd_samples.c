@@ -2,6 +2,7 @@
  * device-wide samples of a session, NVML's (`warplens run --nvml-interval`) and CUPTI PM sampling's
  * (`warplens run --pm-sampling`), each window attributed to the kernels that ran in it: exact when
  * one kernel ran, shared (an upper bound for each) when several overlapped, idle. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,7 +60,7 @@ int cmd_samples(int argc, char **argv)
     cli_parser p;
     cli_init(&p, &CLI_SAMPLES, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
-        char *end;
+        long long v;
         switch (id) {
         case CLI_HELP: return 0;
         case CLI_ERROR: return 2;
@@ -68,14 +69,13 @@ int cmd_samples(int argc, char **argv)
         case O_PM: only_pm = 1; break;
         case O_WINDOWS: windows = 1; break;
         case O_KERNEL:
-            kernel = strtoll(p.arg, &end, 10);
-            if (*end || end == p.arg || kernel < 0)
-                return cli_error(&CLI_SAMPLES, "--kernel needs a kernel id, got '%s'", p.arg);
+            if (cli_number(&p, 0, LLONG_MAX, &kernel))
+                return 2;
             break;
         case O_LIMIT:
-            c.limit = strtol(p.arg, &end, 10);
-            if (*end || end == p.arg || c.limit < 1)
-                return cli_error(&CLI_SAMPLES, "--limit needs a positive number, got '%s'", p.arg);
+            if (cli_number(&p, 1, LONG_MAX, &v))
+                return 2;
+            c.limit = (long)v;
             break;
         case CLI_POSITIONAL:
             if (cli_positional(&p, &path, 1, "one session at a time"))

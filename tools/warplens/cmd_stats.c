@@ -1,4 +1,5 @@
 /* `warplens stats <session> [--csv] [--top N] [--only TABLE]`: the summary tables of a session. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,16 +32,14 @@ int cmd_stats(int argc, char **argv)
     cli_parser p;
     cli_init(&p, &CLI_STATS, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
-        char *end;
-        long v;
+        long long v;
         switch (id) {
         case CLI_HELP: return 0;
         case CLI_ERROR: return 2;
         case O_CSV: opt.csv = 1; break;
         case O_TOP:
-            v = strtol(p.arg, &end, 10);
-            if (*end || end == p.arg || v < 1)
-                return cli_error(&CLI_STATS, "--top needs a positive number, got '%s'", p.arg);
+            if (cli_number(&p, 1, INT_MAX, &v))
+                return 2;
             opt.kernel_limit = (int)v;
             break;
         case O_ONLY: only = p.arg; break;

@@ -31,6 +31,14 @@ static void spellings(FILE *out, const cli_cmd *cmd, int with_arg)
         fprintf(out, "%s-h --help", sep);
 }
 
+/* whether the option's value is a path (FILE, SESSION, an --output): the others (numbers, lists,
+ * regular expressions) get no completion rather than file names */
+static int takes_path(const cli_opt *o)
+{
+    const char *a = o->arg_name ? o->arg_name : "";
+    return strstr(a, "FILE") || strstr(a, "SESSION") || (o->name && !strcmp(o->name, "output"));
+}
+
 static void bash_case_pattern(FILE *out, const cli_opt *o)
 {
     if (o->short_name)
@@ -75,8 +83,10 @@ static void bash_script(FILE *out)
             bash_case_pattern(out, o);
             if (o->choices)
                 fprintf(out, ") COMPREPLY=($(compgen -W \"%s\" -- \"$cur\")); return ;;\n", o->choices);
-            else
+            else if (takes_path(o))
                 fprintf(out, ") compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- \"$cur\")); return ;;\n");
+            else
+                fprintf(out, ") COMPREPLY=(); return ;;\n");
         }
         fprintf(out, "        esac\n");
         const char *pos = c->positional == CLI_POS_SESSION ? "session"
@@ -151,8 +161,10 @@ static void zsh_option(FILE *out, const cli_opt *o)
         zsh_text(out, o->arg_name ? o->arg_name : "value", 64);
         if (o->choices)
             fprintf(out, ":(%s)", o->choices);
-        else
+        else if (takes_path(o))
             fputs(":_files", out);
+        else
+            fputs(": ", out);
     }
     fputs("' \\\n", out);
 }

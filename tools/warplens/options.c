@@ -1,6 +1,8 @@
 /* The CLI's option parser and the --help it generates (see options.h). */
 #include "options.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +208,22 @@ int cli_positional(cli_parser *p, const char **slots, int n, const char *what)
             return 0;
         }
     cli_error(p->cmd, "%s ('%s' is extra)", what, p->arg);
+    return -1;
+}
+
+int cli_number(cli_parser *p, long long min, long long max, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(p->arg, &end, 10);
+    if (!errno && end != p->arg && !*end && v >= min && v <= max) {
+        *out = v;
+        return 0;
+    }
+    if (max == LLONG_MAX)
+        cli_error(p->cmd, "%s needs a whole number of at least %lld, got '%s'", p->opt_text, min, p->arg);
+    else
+        cli_error(p->cmd, "%s needs a whole number from %lld to %lld, got '%s'", p->opt_text, min, max, p->arg);
     return -1;
 }
 

@@ -75,6 +75,10 @@ int cli_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(pr
  * naming what the verb takes (what: "one session at a time") and -1. */
 int cli_positional(cli_parser *p, const char **slots, int n, const char *what);
 
+/* p->arg as a whole number from min to max into *out; else one line naming the option, what it
+ * takes and what it got, and -1. */
+int cli_number(cli_parser *p, long long min, long long max, long long *out);
+
 /* The edit distance between a and b (adjacent transpositions count one), for suggestions. */
 int cli_distance(const char *a, const char *b);
 
