@@ -1,7 +1,7 @@
 # `cmake --install build --prefix P`: the CLI, libwarplens (shared and static), the recorder and the
 # CLI's other private files under <libdir>/warplens, the public headers under include/warplens/,
-# warplens.pc, the CMake package (find_package(warplens CONFIG) -> warplens::warplens), the docs and
-# the man pages. Every installed path is relative to P: the tree can be moved after installing.
+# warplens.pc, the CMake package (find_package(warplens CONFIG) -> warplens::warplens), the docs, the
+# man pages and the bash and zsh completions. Every installed path is relative to P: the tree can be moved after installing.
 include(CMakePackageConfigHelpers)
 
 # libwarplens.a: the API's objects and the layers its session reader uses, merged into one archive
@@ -66,3 +66,5 @@ file(GLOB WL_DOCS ${CMAKE_SOURCE_DIR}/docs/*.md)
 install(FILES ${CMAKE_SOURCE_DIR}/README.md ${WL_DOCS} DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${CMAKE_BINARY_DIR}/share/man/man1 DESTINATION ${CMAKE_INSTALL_MANDIR}
   FILES_MATCHING PATTERN "*.1")
+install(FILES ${WL_BASH_COMPLETION} DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions)
+install(FILES ${WL_ZSH_COMPLETION} DESTINATION ${CMAKE_INSTALL_DATADIR}/zsh/site-functions)

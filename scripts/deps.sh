@@ -3,14 +3,15 @@
 # (libamdhip64-dev: HIP headers, so CI build-tests the timer API's HIP backend; openjdk-17-jdk-headless:
 # javac/jar for the Java binding and its JNI headers, java and jfr to read the JFR exports back;
 # pkgconf: the install test builds a program with warplens.pc; python3-venv, python3-pandas: the
-# Python package is installed into a venv and read sessions as DataFrames in the tests).
+# Python package is installed into a venv and read sessions as DataFrames in the tests; zsh: the
+# generated zsh completion is checked with zsh -n).
 # Packages already present are not touched, so the script works offline on a prepared machine.
 # The CUDA 13.0 toolkit (nvcc, CUPTI headers and libcupti) is not a Debian package: it is checked,
 # and its absence is reported with what to install.
 set -euo pipefail
 
 need=(cmake make gcc g++ libsqlite3-dev sqlite3 jq protobuf-compiler python3 clang libclang-rt-14-dev libamdhip64-dev
-      openjdk-17-jdk-headless pkgconf python3-venv python3-pandas)
+      openjdk-17-jdk-headless pkgconf python3-venv python3-pandas zsh)
 if [ "${WARPLENS_DEPS_BROWSER:-1}" = 1 ]; then
     need+=(chromium)
 fi

@@ -375,8 +375,8 @@ static const char *dims(char *b, const int d[3])
 
 static void progress(model *m)
 {
-    if (m->o && m->o->progress && (++m->done & 0xffff) == 0)
-        m->o->progress(m->done, m->total, m->o->progress_arg);
+    if (m->o && m->o->progress.update && (++m->done & 0xffff) == 0)
+        wl_progress_note(&m->o->progress, m->done, m->total);
 }
 
 static int host_item(model *m, tl_group *g, const wl_host_item *it)
@@ -658,7 +658,7 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     m.s = s, m.o = o, m.sink = sink, m.st = st;
     m.max_lanes = o && o->max_lanes > 0 ? o->max_lanes : 32;
     wl_session_span span; /* the row counts only serve progress reports */
-    if (o && o->progress)
+    if (o && o->progress.update)
         wl_session_get_span(s, &span);
     else
         wl_session_get_bounds(s, &span);
@@ -679,8 +679,8 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
         rc = 0;
     if (rc == 0)
         err[0] = 0;
-    if (o && o->progress)
-        o->progress(m.total, m.total, o->progress_arg);
+    if (o)
+        wl_progress_note(&o->progress, m.total, m.total);
     for (size_t i = 0; i < m.procs.n; i++)
         free_group(m.procs.p[i]);
     for (size_t i = 0; i < m.threads.n; i++)

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/progress.h"
+
 #include "export/perfetto_packets.h"
 #include "store/session.h"
 #include "store/session_cursors.h"
@@ -99,8 +101,7 @@ typedef struct wl_tl_options {
     int flat;        /* every slice on its thread's or stream's own track, none dropped, no slice
                       * ends reported: for sinks that keep no nesting (JFR) */
     unsigned inkernel_max_lanes; /* in-kernel (block, group) lanes drawn per buffer; 0 = 1024 */
-    void (*progress)(uint64_t done, uint64_t total, void *arg);
-    void *progress_arg;
+    wl_progress progress; /* rows walked of the rows the session holds */
 } wl_tl_options;
 
 typedef struct wl_tl_stats {

@@ -143,8 +143,10 @@ int wl_session_writer_import(wl_session_writer *w, const char *capture_path, wl_
     uint16_t type;
     const uint8_t *payload;
     uint32_t size;
-    for (;;) {
+    for (uint64_t records = 0;; records++) {
         size_t at = r.pos;
+        if ((records & 0xffff) == 0)
+            wl_progress_note(&w->progress, at, r.size);
         int n = wlcap_reader_next(&r, &type, &payload, &size);
         if (n < 0) {
             rc = wl_store_set_err(err, err_size, "%s: %s", capture_path, r.error);
@@ -157,6 +159,7 @@ int wl_session_writer_import(wl_session_writer *w, const char *capture_path, wl_
             break;
         }
     }
+    wl_progress_note(&w->progress, r.pos, r.size);
     stats->unknown_records = r.unknown_records;
     if (rc == 0) {
         /* a capture cut off before its PROCESS record still gets a process row */

@@ -28,6 +28,11 @@ int wl_store_exec(wl_session_writer *w, const char *sql, char *err, size_t n)
     return 0;
 }
 
+void wl_session_writer_set_progress(wl_session_writer *w, const wl_progress *p)
+{
+    w->progress = p ? *p : (wl_progress){NULL, NULL};
+}
+
 wl_session_writer *wl_session_writer_create(const char *path, char *err, size_t err_size)
 {
     wl_session_writer *w = calloc(1, sizeof *w);

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/progress.h"
+
 typedef struct wl_session_writer wl_session_writer;
 
 typedef struct wl_import_stats {
@@ -20,6 +22,9 @@ typedef struct wl_import_stats {
 /* Returns NULL with err filled on failure. */
 wl_session_writer *wl_session_writer_create(const char *path, char *err, size_t err_size);
 int wl_session_writer_meta(wl_session_writer *w, const char *key, const char *value);
+/* Where wl_session_writer_import reports how far it is in each capture file (bytes read of the
+ * file's size); NULL: nowhere. */
+void wl_session_writer_set_progress(wl_session_writer *w, const wl_progress *p);
 /* Imports one capture file. A truncated capture is imported up to its last whole record and
  * marked incomplete; a malformed one fails with the offending offset in err. */
 int wl_session_writer_import(wl_session_writer *w, const char *capture_path, wl_import_stats *stats,

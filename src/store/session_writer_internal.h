@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "capfile/capfile.h"
+#include "common/progress.h"
 #include "store/id_map.h"
 #include "store/session_writer.h"
 #include "store/sql_util.h"
@@ -33,6 +34,7 @@ struct wl_session_writer {
     sqlite3_stmt *st[S_COUNT];
     int64_t ik_buffer;       /* in-kernel buffer being written (inkernel_store.c), 0 = none */
     int ik_failed;
+    wl_progress progress;    /* the import of a capture: bytes read of the file */
 };
 
 /* Per-capture-file state: interned strings and the rows that later records refer to. */

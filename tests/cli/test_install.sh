@@ -34,9 +34,12 @@ for f in bin/warplens "$LIBDIR/libwarplens.so" "$LIBDIR/libwarplens.so.0" "$LIBD
          include/warplens/reader.h include/warplens/device.cuh include/warplens/calibrate.cuh \
          "$LIBDIR/pkgconfig/warplens.pc" "$LIBDIR/cmake/warplens/warplens-config.cmake" \
          "$LIBDIR/cmake/warplens/warplens-config-version.cmake" share/doc/warplens/README.md \
-         share/doc/warplens/schema.md share/man/man1/warplens.1; do
+         share/doc/warplens/schema.md share/man/man1/warplens.1 share/bash-completion/completions/warplens \
+         share/zsh/site-functions/_warplens; do
     check '[ -e "$P/$f" ]' "installed $f"
 done
+check '"$P/bin/warplens" completion bash | cmp -s - "$P/share/bash-completion/completions/warplens"' \
+    "installed bash completion is the CLI's"
 check '! grep -rqs "$T/stage" "$P/$LIBDIR/pkgconfig" "$P/$LIBDIR/cmake"' "pkg-config/CMake files name the staging prefix"
 check '[ "$(readelf -d "$P/bin/warplens" | grep -c "R*PATH")" = 0 ]' "the installed CLI has no RPATH into the build tree"
 

@@ -32,7 +32,7 @@ grep -q "cannot be combined with --metrics" /tmp/wl_run_err.$$ && ok || bad "--c
 expect_rc 2 "$W" run --capture-range profiler-api --pm-sampling default -- true
 grep -q "cannot be combined with --pm-sampling" /tmp/wl_run_err.$$ && ok || bad "--capture-range with --pm-sampling"
 expect_rc 2 "$W" run --capture-range
-grep -q "'--capture-range' (needs a value)" /tmp/wl_run_err.$$ && ok || bad "--capture-range without a value"
+grep -q -- "--capture-range needs a value" /tmp/wl_run_err.$$ && ok || bad "--capture-range without a value"
 # the --metrics filters: with --metrics only, values checked before anything runs
 expect_rc 2 "$W" run -k gemm -- true
 grep -q "\-\-metrics-kernel goes with --metrics" /tmp/wl_run_err.$$ && ok || bad "-k without --metrics"
@@ -44,7 +44,7 @@ expect_rc 2 "$W" run --metrics occupancy -s x -- true
 expect_rc 2 "$W" run --metrics occupancy --metrics-graphs all -- true
 grep -q "unknown mode 'all' (off, node or launch)" /tmp/wl_run_err.$$ && ok || bad "bad --metrics-graphs message"
 expect_rc 2 "$W" run --metrics occupancy --nvtx-include
-grep -q "'--nvtx-include' (needs a value)" /tmp/wl_run_err.$$ && ok || bad "--nvtx-include without a value"
+grep -q -- "--nvtx-include needs a value" /tmp/wl_run_err.$$ && ok || bad "--nvtx-include without a value"
 expect_rc 0 "$W" run --help
 grep -q "\-k, --metrics-kernel REGEX" /tmp/wl_run_out.$$ && ok || bad "help lists -k"
 expect_rc 0 "$W" run --help

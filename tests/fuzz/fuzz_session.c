@@ -91,6 +91,8 @@ static const verb_call VERBS[] = {
     {cmd_concurrency, {"concurrency", "S"}},
     {cmd_concurrency, {"concurrency", "S", "--series"}},
     {cmd_throughput, {"throughput", "S"}},
+    {cmd_advise, {"advise", "S"}},
+    {cmd_advise, {"advise", "S", "--json", "--min-gain", "0"}},
     {cmd_occupancy_check, {"occupancy-check", "S", "--all"}, 1},
     {cmd_export, {"export", "S", "-o", "P"}},
     {cmd_export, {"export", "S", "--format", "json", "-o", "J"}},

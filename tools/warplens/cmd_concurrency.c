@@ -152,45 +152,43 @@ static void print_device(wl_session *s, const conc_ctx *c, const dev_stat *d, in
         printf("  no kernels overlapped on different streams\n");
 }
 
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: warplens concurrency <session> [--series] [--top N]\n"
-                 "  --series   the fill time series as CSV, one row per change of a device's state:\n"
-                 "             pid,device_id,ts_ns,running,warp_fill_pct,sm_fill_pct,oversubscribed\n"
-                 "  --top N    kernel pairs to list per device (default 5)\n"
-                 "Fill uses theoretical occupancy (docs/occupancy.md, \"Concurrency\").\n");
-}
+enum { O_SERIES = 1, O_TOP };
+
+static const cli_opt OPTS[] = {
+    {O_SERIES, 0, "series", CLI_ARG_NONE, NULL,
+     "the fill time series as CSV, one row per change of a device's state:\n"
+     "pid,device_id,ts_ns,running,warp_fill_pct,sm_fill_pct,oversubscribed", NULL, NULL},
+    {O_TOP, 0, "top", CLI_ARG_REQUIRED, "N", "kernel pairs to list per device (default 5)", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_CONCURRENCY = {"concurrency", "<session> [--series] [--top N]", NULL, OPTS,
+                                 "Fill uses theoretical occupancy (docs/occupancy.md, \"Concurrency\").\n", NULL, 0,
+                                 CLI_POS_SESSION, NULL};
 
 int cmd_concurrency(int argc, char **argv)
 {
     const char *path = NULL;
     conc_ctx c = {0};
     long long top = 5;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--series")) {
-            c.series = 1;
-        } else if (!strcmp(argv[i], "--top")) {
-            if (i + 1 == argc || kf_parse_count(argv[++i], &top) != 0) {
-                fprintf(stderr, "warplens concurrency: --top needs a positive number\n");
+    cli_parser p;
+    cli_init(&p, &CLI_CONCURRENCY, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_SERIES: c.series = 1; break;
+        case O_TOP:
+            if (kf_parse_count(p.arg, &top) != 0)
+                return cli_error(&CLI_CONCURRENCY, "--top needs a positive number, got '%s'", p.arg);
+            break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, &path, 1, "one session at a time"))
                 return 2;
-            }
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "warplens concurrency: unknown option '%s' (see --help)\n", argv[i]);
-            return 2;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "warplens concurrency: one session at a time ('%s' is extra)\n", argv[i]);
-            return 2;
+            break;
         }
     }
-    if (!path) {
-        usage(stderr);
-        return 2;
-    }
+    if (!path)
+        return cli_error(&CLI_CONCURRENCY, "no session given (usage: warplens concurrency <session> [options])");
     char err[512];
     wl_session *s = cli_session_open(path);
     if (!s)

@@ -13,23 +13,29 @@
 #include "export/perfetto_packets.h"
 #include "verbs.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: warplens decode <buffer-file> [--format summary|json|perfetto] [-o FILE]\n"
-            "                       [--events a,b,...] [--groups x,y,...] [--stride N]\n"
-            "                       [--max-records N] [--max-lanes N]\n\n"
-            "Decodes a buffer written by a kernel instrumented with warplens/device.cuh (raw\n"
-            "little-endian 64-bit words, header first).\n"
-            "  --format      summary (default; a table), json (Chrome trace), perfetto (.pftrace)\n"
-            "  -o FILE       output file, written atomically; '-' = stdout (summary default)\n"
-            "  --events      names of event ids 0,1,...; unnamed ids print as event_<id>\n"
-            "  --groups      names of groups 0,1,...; unnamed groups print as group_<g>\n"
-            "  --stride      slot stride the kernel used: checks every record's position\n"
-            "  --max-records per-lane record limit of the launch: later records are counted\n"
-            "  --max-lanes   lanes drawn in a perfetto trace (default 1024)\n"
-            "Errors print one line and exit with status 2.\n");
-}
+enum { O_FORMAT = 1, O_OUT, O_EVENTS, O_GROUPS, O_STRIDE, O_MAX_RECORDS, O_MAX_LANES };
+
+static const cli_opt OPTS[] = {
+    {O_FORMAT, 0, "format", CLI_ARG_REQUIRED, "F", "summary (default; a table), json (Chrome trace), perfetto (.pftrace)",
+     "summary json perfetto", NULL},
+    {O_OUT, 'o', "output", CLI_ARG_REQUIRED, "FILE", "output file, written atomically; '-' = stdout (summary default)",
+     NULL, NULL},
+    {O_EVENTS, 0, "events", CLI_ARG_REQUIRED, "a,b,...", "names of event ids 0,1,...; unnamed ids print as event_<id>",
+     NULL, NULL},
+    {O_GROUPS, 0, "groups", CLI_ARG_REQUIRED, "x,y,...", "names of groups 0,1,...; unnamed groups print as group_<g>",
+     NULL, NULL},
+    {O_STRIDE, 0, "stride", CLI_ARG_REQUIRED, "N", "slot stride the kernel used: checks every record's position", NULL,
+     NULL},
+    {O_MAX_RECORDS, 0, "max-records", CLI_ARG_REQUIRED, "N",
+     "per-lane record limit of the launch: later records are counted", NULL, NULL},
+    {O_MAX_LANES, 0, "max-lanes", CLI_ARG_REQUIRED, "N", "lanes drawn in a perfetto trace (default 1024)", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_DECODE = {
+    "decode", "<buffer-file> [--format summary|json|perfetto] [-o FILE] [options]",
+    "\nDecodes a buffer written by a kernel instrumented with warplens/device.cuh (raw\n"
+    "little-endian 64-bit words, header first).\n",
+    OPTS, "Errors print one line and exit with status 2.\n", NULL, 0, CLI_POS_FILE, NULL};
 
 static int fail(const char *fmt, ...)
 {
@@ -110,44 +116,34 @@ int cmd_decode(int argc, char **argv)
     const char *events = NULL, *groups = NULL;
     wl_ik_options opt = {0};
     uint64_t max_lanes = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    cli_parser p;
+    cli_init(&p, &CLI_DECODE, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        const char *v = p.arg;
         uint64_t n;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--events") ||
-                   !strcmp(a, "--groups") || !strcmp(a, "--stride") ||
-                   !strcmp(a, "--max-records") || !strcmp(a, "--max-lanes")) {
-            if (!v)
-                return fail("%s needs a value (see --help)", a);
-            i++;
-            if (!strcmp(a, "--format"))
-                format = v;
-            else if (!strcmp(a, "-o"))
-                out_path = v;
-            else if (!strcmp(a, "--events"))
-                events = v;
-            else if (!strcmp(a, "--groups"))
-                groups = v;
-            else if (parse_u64(v, &n))
-                return fail("%s: '%s' is not a non-negative integer", a, v);
-            else if (!strcmp(a, "--stride"))
-                opt.stride = n;
-            else if (n > UINT32_MAX)
-                return fail("%s: %s is too large", a, v);
-            else if (!strcmp(a, "--max-records"))
-                opt.max_records = (uint32_t)n;
-            else
-                max_lanes = n;
-        } else if (a[0] == '-' && a[1]) {
-            return fail("unknown option '%s' (see --help)", a);
-        } else if (input) {
-            return fail("one buffer file only ('%s' and '%s' given)", input, a);
-        } else {
-            input = a;
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_FORMAT: format = v; continue;
+        case O_OUT: out_path = v; continue;
+        case O_EVENTS: events = v; continue;
+        case O_GROUPS: groups = v; continue;
+        case CLI_POSITIONAL:
+            if (input)
+                return fail("one buffer file only ('%s' and '%s' given)", input, v);
+            input = v;
+            continue;
         }
+        if (parse_u64(v, &n))
+            return fail("%s: '%s' is not a non-negative integer", p.opt_text, v);
+        else if (id == O_STRIDE)
+            opt.stride = n;
+        else if (n > UINT32_MAX)
+            return fail("%s: %s is too large", p.opt_text, v);
+        else if (id == O_MAX_RECORDS)
+            opt.max_records = (uint32_t)n;
+        else
+            max_lanes = n;
     }
     if (!input)
         return fail("no buffer file given (usage: warplens decode <buffer-file> --format "

@@ -11,23 +11,24 @@
 #include "common/atomic_file.h"
 #include "export/session_export.h"
 #include "cli_session.h"
+#include "progress.h"
 #include "verbs.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: warplens export <session> [--format perfetto|json|jfr] -o FILE\n"
-                 "  --format F    perfetto (protobuf, open in ui.perfetto.dev), json (Chrome trace events,\n"
-                 "                chrome://tracing) or jfr (Java Flight Recorder: JDK Mission Control, `jfr`);\n"
-                 "                default: json when FILE ends in .json, jfr for .jfr, else perfetto\n"
-                 "  -o FILE       output file, written atomically\n"
-                 "  --max-lanes N overlap lanes per thread or stream before slices are dropped (default 32)\n"
-                 "  --quiet       no summary line\n");
-}
+enum { O_FORMAT = 1, O_OUT, O_MAX_LANES, O_QUIET };
 
-typedef struct progress_state {
-    double last;
-    int shown;
-} progress_state;
+static const cli_opt OPTS[] = {
+    {O_FORMAT, 0, "format", CLI_ARG_REQUIRED, "F",
+     "perfetto (protobuf, open in ui.perfetto.dev), json (Chrome trace events,\n"
+     "chrome://tracing) or jfr (Java Flight Recorder: JDK Mission Control, `jfr`);\n"
+     "default: json when FILE ends in .json, jfr for .jfr, else perfetto", "perfetto json jfr", NULL},
+    {O_OUT, 'o', "output", CLI_ARG_REQUIRED, "FILE", "output file, written atomically", NULL, NULL},
+    {O_MAX_LANES, 0, "max-lanes", CLI_ARG_REQUIRED, "N",
+     "overlap lanes per thread or stream before slices are dropped (default 32)", NULL, NULL},
+    {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "no progress line and no summary line", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_EXPORT = {"export", "<session> [--format perfetto|json|jfr] -o FILE", NULL, OPTS, NULL, NULL, 0,
+                            CLI_POS_SESSION, NULL};
 
 static double now_s(void)
 {
@@ -36,59 +37,35 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* Shown only on a terminal, at most four times a second. */
-static void progress(uint64_t done, uint64_t total, void *arg)
-{
-    progress_state *p = arg;
-    double t = now_s();
-    if (done < total && t - p->last < 0.25)
-        return;
-    p->last = t;
-    p->shown = 1;
-    fprintf(stderr, "\rexporting: %3.0f%% (%llu of %llu records)", total ? 100.0 * (double)done / (double)total : 100.0,
-            (unsigned long long)done, (unsigned long long)total);
-    fflush(stderr);
-}
-
 int cmd_export(int argc, char **argv)
 {
     const char *path = NULL, *out = NULL, *format = NULL;
     int quiet = 0;
     wl_tl_options opt = {0};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
-            format = argv[++i];
-        } else if (!strcmp(argv[i], "-o") && i + 1 < argc) {
-            out = argv[++i];
-        } else if (!strcmp(argv[i], "--max-lanes") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 4096) {
-                fprintf(stderr, "warplens export: --max-lanes needs a number from 1 to 4096, got '%s'\n", argv[i]);
+    cli_parser p;
+    cli_init(&p, &CLI_EXPORT, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        long long v;
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_FORMAT: format = p.arg; break;
+        case O_OUT: out = p.arg; break;
+        case O_QUIET: quiet = 1; break;
+        case O_MAX_LANES:
+            if (cli_number(&p, 1, 4096, &v))
                 return 2;
-            }
             opt.max_lanes = (int)v;
-        } else if (!strcmp(argv[i], "--quiet") || !strcmp(argv[i], "-q")) {
-            quiet = 1;
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "warplens export: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "warplens export: one session at a time ('%s' is extra)\n", argv[i]);
-            return 2;
+            break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, &path, 1, "one session at a time"))
+                return 2;
+            break;
         }
     }
-    if (!path || !out) {
-        fprintf(stderr, "warplens export: %s\n", !path ? "no session given" : "no output file given (-o FILE)");
-        usage(stderr);
-        return 2;
-    }
+    if (!path || !out)
+        return cli_error(&CLI_EXPORT, "%s (usage: warplens export <session> [--format F] -o FILE)",
+                         !path ? "no session given" : "no output file given (-o FILE)");
     if (!format) {
         size_t n = strlen(out);
         format = n > 5 && !strcmp(out + n - 5, ".json") ? "json" : n > 4 && !strcmp(out + n - 4, ".jfr") ? "jfr"
@@ -116,18 +93,15 @@ int cmd_export(int argc, char **argv)
     }
     static char iobuf[1 << 20];
     setvbuf(f.fp, iobuf, _IOFBF, sizeof iobuf);
-    progress_state ps = {0, 0};
-    if (isatty(STDERR_FILENO) && !quiet) {
-        opt.progress = progress;
-        opt.progress_arg = &ps;
-    }
+    cli_progress pl;
+    cli_progress_init(&pl, "exporting", "records", quiet);
+    opt.progress = cli_progress_sink(&pl);
     double t0 = now_s();
     wl_export_stats st;
     int rc = kind == JSON ? wl_export_chrome_json(s, f.fp, &opt, &st, err, sizeof err)
              : kind == JFR ? wl_export_jfr(s, f.fp, &opt, &st, err, sizeof err)
                            : wl_export_perfetto(s, f.fp, &opt, &st, err, sizeof err);
-    if (ps.shown)
-        fputc('\n', stderr);
+    cli_progress_end(&pl);
     if (rc)
         cli_read_error(s, "warplens export: %s\n", err);
     if (cli_session_close(s, rc ? 1 : 0)) {

@@ -20,38 +20,50 @@ static int upgrade(const char *path)
     return 0;
 }
 
+enum { O_OUT = 1, O_UPGRADE, O_QUIET };
+
+static const cli_opt OPTS[] = {
+    {O_OUT, 'o', "output", CLI_ARG_REQUIRED, "SESSION", "the session to write (written atomically)", NULL, NULL},
+    {O_UPGRADE, 0, "upgrade", CLI_ARG_REQUIRED, "SESSION",
+     "add to a session built by an older warplens what import now derives\n"
+     "(kernel identity: operations, shapes, tiers), in place", NULL, NULL},
+    {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "print nothing but errors (no progress line, no notes on damaged\ncaptures)",
+     NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_IMPORT = {
+    "import", "-o SESSION CAPTURE.wlcap [CAPTURE.wlcap ...] [TIMERS.wltimers ...] [BUFFER.wlik ...]\n"
+    "--upgrade SESSION", NULL, OPTS, NULL, NULL, 0, CLI_POS_FILE, NULL};
+
 int cmd_import(int argc, char **argv)
 {
-    const char *out = NULL;
+    const char *out = NULL, *upgrade_path = NULL;
     const char *inputs[256];
-    int n = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: warplens import -o SESSION CAPTURE.wlcap [CAPTURE.wlcap ...] [TIMERS.wltimers ...] [BUFFER.wlik ...]\n"
-                   "       warplens import --upgrade SESSION   (add what this version derives at import, in place)\n");
-            return 0;
-        } else if (!strcmp(argv[i], "--upgrade")) {
-            if (i + 2 != argc) {
-                fprintf(stderr, "warplens import: --upgrade takes one session\n");
-                return 2;
-            }
-            return upgrade(argv[i + 1]);
-        } else if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc) {
-            out = argv[++i];
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "warplens import: unknown option '%s'\n", argv[i]);
-            return 2;
-        } else if (n < 256) {
-            inputs[n++] = argv[i];
-        } else {
-            fprintf(stderr, "warplens import: at most 256 capture files\n");
-            return 2;
+    int n = 0, quiet = 0;
+    cli_parser p;
+    cli_init(&p, &CLI_IMPORT, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_OUT: out = p.arg; break;
+        case O_UPGRADE: upgrade_path = p.arg; break;
+        case O_QUIET: quiet = 1; break;
+        case CLI_POSITIONAL:
+            if (n == 256)
+                return cli_error(&CLI_IMPORT, "at most 256 capture files");
+            inputs[n++] = p.arg;
+            break;
         }
     }
-    if (!out || !n) {
-        fprintf(stderr, "usage: warplens import -o SESSION CAPTURE.wlcap [CAPTURE.wlcap ...]\n");
-        return 2;
+    if (upgrade_path) {
+        if (out || n)
+            return cli_error(&CLI_IMPORT, "--upgrade takes one session and nothing else");
+        return upgrade(upgrade_path);
     }
+    if (!out || !n)
+        return cli_error(&CLI_IMPORT, "%s (usage: warplens import -o SESSION CAPTURE.wlcap ...)",
+                         !out ? "no output session given (-o SESSION)" : "no capture files given");
     /* side files (.wltimers from the timer API, .wlik in-kernel buffers) go with the captures */
     const char *caps[256], *timers[256];
     int nc = 0, nt = 0;
@@ -63,5 +75,5 @@ int cmd_import(int argc, char **argv)
             caps[nc++] = inputs[i];
     }
     session_build_result r;
-    return session_build(out, caps, nc, timers, nt, NULL, &r, 0) == 0 ? 0 : 1;
+    return session_build(out, caps, nc, timers, nt, NULL, &r, quiet) == 0 ? 0 : 1;
 }

@@ -131,37 +131,36 @@ static int check(const char *path)
     return problems ? 1 : 0;
 }
 
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: warplens info <session> [--check]\n"
-                 "  --check   check the file (SQLite's integrity check), its tables, columns and indexes, every row\n"
-                 "            against the session's schema and the links between rows; list what is wrong (exit\n"
-                 "            status 1 when anything is)\n");
-}
+enum { O_CHECK = 1 };
+
+static const cli_opt OPTS[] = {
+    {O_CHECK, 0, "check", CLI_ARG_NONE, NULL,
+     "check the file (SQLite's integrity check), its tables, columns and indexes, every row\n"
+     "against the session's schema and the links between rows; list what is wrong (exit\n"
+     "status 1 when anything is)", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_INFO = {"info", "<session> [--check]", NULL, OPTS, NULL, NULL, 0, CLI_POS_SESSION, NULL};
 
 int cmd_info(int argc, char **argv)
 {
     const char *path = NULL;
     int do_check = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--check")) {
-            do_check = 1;
-        } else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "warplens info: %s '%s'\n", argv[i][0] == '-' ? "unknown option" : "one session at a time, extra",
-                    argv[i]);
-            usage(stderr);
-            return 2;
-        } else {
-            path = argv[i];
+    cli_parser p;
+    cli_init(&p, &CLI_INFO, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_CHECK: do_check = 1; break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, &path, 1, "one session at a time"))
+                return 2;
+            break;
         }
     }
-    if (!path) {
-        usage(stderr);
-        return 2;
-    }
+    if (!path)
+        return cli_error(&CLI_INFO, "no session given (usage: warplens info <session> [--check])");
     if (do_check)
         return check(path);
     wl_session *s = cli_session_open(path);

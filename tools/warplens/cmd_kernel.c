@@ -26,20 +26,27 @@
 
 #define BAR 30
 
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: warplens kernel <session> <name|id> [--call N] [--suggest [--max-block-size N]]\n"
-                 "  <id>       a kernel id (the id column of `warplens kernels --calls`)\n"
-                 "  <name>     a demangled, short or mangled name, or a part of the demangled name that\n"
-                 "             only one kernel name contains\n"
-                 "  --call N   show the N-th call of the name (by start time) instead of a representative\n"
-                 "             one (the most frequent configuration, duration closest to the median)\n"
-                 "  --suggest  also the block size with the highest occupancy for the kernel's recorded\n"
-                 "             registers and shared memory on its device (cudaOccupancyMaxPotential-\n"
-                 "             BlockSize; the dynamic shared memory held as recorded), and the registers\n"
-                 "             and shared memory that give this launch one more block per SM\n"
-                 "  --max-block-size N  the kernel's own limit (__launch_bounds__) for the suggestion\n");
-}
+enum { O_CALL = 1, O_SUGGEST, O_MAX_BLOCK };
+
+static const cli_opt OPTS[] = {
+    {O_CALL, 0, "call", CLI_ARG_REQUIRED, "N",
+     "show the N-th call of the name (by start time) instead of a representative\n"
+     "one (the most frequent configuration, duration closest to the median)", NULL, NULL},
+    {O_SUGGEST, 0, "suggest", CLI_ARG_NONE, NULL,
+     "also the block size with the highest occupancy for the kernel's recorded\n"
+     "registers and shared memory on its device (cudaOccupancyMaxPotential-\n"
+     "BlockSize; the dynamic shared memory held as recorded), and the registers\n"
+     "and shared memory that give this launch one more block per SM", NULL, NULL},
+    {O_MAX_BLOCK, 0, "max-block-size", CLI_ARG_REQUIRED, "N", "the kernel's own limit (__launch_bounds__) for the suggestion",
+     NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_KERNEL = {
+    "kernel", "<session> <name|id> [--call N] [--suggest [--max-block-size N]]",
+    "  <id>                  a kernel id (the id column of `warplens kernels --calls`)\n"
+    "  <name>                a demangled, short or mangled name, or a part of the demangled name that\n"
+    "                        only one kernel name contains\n",
+    OPTS, NULL, NULL, 0, CLI_POS_SESSION, NULL};
 
 /* Reads kernel `id` into *row (strings copied into names[]). 0 when found. */
 typedef struct picked {
@@ -322,38 +329,33 @@ int cmd_kernel(int argc, char **argv)
     const char *path = NULL, *target = NULL;
     long long call = 0, max_block = 0;
     int suggest = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--call")) {
-            if (i + 1 == argc || kf_parse_count(argv[++i], &call) != 0) {
-                fprintf(stderr, "warplens kernel: --call needs a positive number\n");
+    const char *pos[2] = {NULL, NULL};
+    cli_parser cp;
+    cli_init(&cp, &CLI_KERNEL, argc, argv);
+    for (int id; (id = cli_next(&cp)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_SUGGEST: suggest = 1; break;
+        case O_CALL:
+            if (kf_parse_count(cp.arg, &call) != 0)
+                return cli_error(&CLI_KERNEL, "--call needs a positive number, got '%s'", cp.arg);
+            break;
+        case O_MAX_BLOCK:
+            if (kf_parse_count(cp.arg, &max_block) != 0 || max_block > 1 << 20)
+                return cli_error(&CLI_KERNEL, "--max-block-size needs a positive number of threads, got '%s'", cp.arg);
+            break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&cp, pos, 2, "a session and one kernel"))
                 return 2;
-            }
-        } else if (!strcmp(argv[i], "--suggest")) {
-            suggest = 1;
-        } else if (!strcmp(argv[i], "--max-block-size")) {
-            if (i + 1 == argc || kf_parse_count(argv[++i], &max_block) != 0 || max_block > 1 << 20) {
-                fprintf(stderr, "warplens kernel: --max-block-size needs a positive number of threads\n");
-                return 2;
-            }
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "warplens kernel: unknown option '%s' (see --help)\n", argv[i]);
-            return 2;
-        } else if (!path) {
-            path = argv[i];
-        } else if (!target) {
-            target = argv[i];
-        } else {
-            fprintf(stderr, "warplens kernel: unexpected argument '%s'\n", argv[i]);
-            return 2;
+            break;
         }
     }
-    if (!path || !target) {
-        usage(stderr);
-        return 2;
-    }
+    path = pos[0];
+    target = pos[1];
+    if (!path || !target)
+        return cli_error(&CLI_KERNEL, "%s (usage: warplens kernel <session> <name|id>)",
+                         !path ? "no session given" : "no kernel given");
     if (max_block && !suggest) {
         fprintf(stderr, "warplens kernel: --max-block-size goes with --suggest\n");
         return 2;

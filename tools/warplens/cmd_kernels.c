@@ -65,29 +65,41 @@ static const column COLS[N_COLS] = {
 static const enum col_id DEFAULT_COLS[] = {C_TIME_PCT, C_TOTAL, C_CALLS, C_P50, C_P99, C_OCC, C_LIMITER,
                                            C_WAVES, C_BACKEND, C_NAME};
 
-static void usage(FILE *out)
+static void list_columns(FILE *out)
 {
-    fprintf(out, "usage: warplens kernels <session> [--sort COLUMN] [--reverse] [--top N] [--csv|--json]\n"
-                 "                        [--columns LIST] [--calls | --stalls | --by op]\n"
-                 "  --sort COLUMN   order by a column (numbers: largest first; text: A to Z)\n"
-                 "  --reverse       the opposite order\n"
-                 "  --top N         the first N rows only\n"
-                 "  --csv, --json   every column with full names (JSON: an array of objects)\n"
-                 "  --columns LIST  comma-separated columns of the table (name is always last)\n"
-                 "  --calls         one row per launch, in launch order, with its occupancy\n"
-                 "  --stalls        the warp stall reasons of each name (sessions of `warplens run --stalls`):\n"
-                 "                  samples summed over the name's launches, top reasons in %% of samples;\n"
-                 "                  --csv: one row per (name, reason). --json always includes them.\n"
-                 "  --by op         one row per framework operation and input shapes, as torch.profiler's\n"
-                 "                  key_averages(group_by_input_shape=True): calls, CPU time of its ranges, its\n"
-                 "                  kernels and their GPU time (PyTorch operators with `warplens run --torch-ops`,\n"
-                 "                  else NVTX ranges and warplens scopes); --sort calls|cpu|gpu|kernels|name\n"
-                 "columns:\n");
+    fprintf(out, "columns:\n");
     for (int i = 0; i < N_COLS; i++)
         fprintf(out, "  %-15s %s\n", COLS[i].id, COLS[i].help);
     fprintf(out, "Occupancy is theoretical (what registers, shared memory, warps and block slots allow for the\n"
                  "most frequent configuration on the recorded device), not achieved occupancy.\n");
 }
+
+enum { O_SORT = 1, O_REVERSE, O_TOP, O_CSV, O_JSON, O_COLUMNS, O_CALLS, O_STALLS, O_BY };
+
+static const cli_opt OPTS[] = {
+    {O_SORT, 0, "sort", CLI_ARG_REQUIRED, "COLUMN", "order by a column (numbers: largest first; text: A to Z)", NULL, NULL},
+    {O_REVERSE, 0, "reverse", CLI_ARG_NONE, NULL, "the opposite order", NULL, NULL},
+    {O_TOP, 0, "top", CLI_ARG_REQUIRED, "N", "the first N rows only", NULL, NULL},
+    {O_CSV, 0, "csv", CLI_ARG_NONE, NULL, "every column with full names", NULL, NULL},
+    {O_JSON, 0, "json", CLI_ARG_NONE, NULL, "every column with full names, as an array of objects", NULL, NULL},
+    {O_COLUMNS, 0, "columns", CLI_ARG_REQUIRED, "LIST", "comma-separated columns of the table (name is always last)",
+     NULL, NULL},
+    {O_CALLS, 0, "calls", CLI_ARG_NONE, NULL, "one row per launch, in launch order, with its occupancy", NULL, NULL},
+    {O_STALLS, 0, "stalls", CLI_ARG_NONE, NULL,
+     "the warp stall reasons of each name (sessions of `warplens run --stalls`):\n"
+     "samples summed over the name's launches, top reasons in % of samples;\n"
+     "--csv: one row per (name, reason). --json always includes them.", NULL, NULL},
+    {O_BY, 0, "by", CLI_ARG_REQUIRED, "op|name",
+     "op: one row per framework operation and input shapes, as torch.profiler's\n"
+     "key_averages(group_by_input_shape=True): calls, CPU time of its ranges, its\n"
+     "kernels and their GPU time (PyTorch operators with `warplens run --torch-ops`,\n"
+     "else NVTX ranges and warplens scopes); --sort calls|cpu|gpu|kernels|name", "op name", NULL},
+    {0},
+};
+const cli_cmd CLI_KERNELS = {
+    "kernels", "<session> [--sort COLUMN] [--reverse] [--top N] [--csv|--json] [--columns LIST]\n"
+    "<session> [--calls | --stalls | --by op] [options]",
+    NULL, OPTS, NULL, list_columns, 0, CLI_POS_SESSION, NULL};
 
 static int col_by_name(const char *s)
 {
@@ -342,56 +354,40 @@ int cmd_kernels(int argc, char **argv)
     const char *path = NULL, *columns = NULL, *by = NULL, *sort = NULL;
     int csv = 0, json = 0, calls = 0, sort_set = 0, stalls = 0;
     long long top = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--csv")) {
-            csv = 1;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--calls")) {
-            calls = 1;
-        } else if (!strcmp(a, "--stalls")) {
-            stalls = 1;
-        } else if (!strcmp(a, "--reverse")) {
-            g_reverse = 1;
-        } else if ((!strcmp(a, "--sort") || !strcmp(a, "--top") || !strcmp(a, "--columns") || !strcmp(a, "--by")) &&
-                   i + 1 == argc) {
-            fprintf(stderr, "warplens kernels: %s needs a value\n", a);
-            return 2;
-        } else if (!strcmp(a, "--by")) {
-            by = argv[++i];
-            if (strcmp(by, "op") && strcmp(by, "name")) {
-                fprintf(stderr, "warplens kernels: --by takes op or name, got '%s'\n", by);
-                return 2;
-            }
-        } else if (!strcmp(a, "--sort")) { /* checked once --by is known */
-            sort = argv[++i];
+    cli_parser p;
+    cli_init(&p, &CLI_KERNELS, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_CSV: csv = 1; break;
+        case O_JSON: json = 1; break;
+        case O_CALLS: calls = 1; break;
+        case O_STALLS: stalls = 1; break;
+        case O_REVERSE: g_reverse = 1; break;
+        case O_BY:
+            by = p.arg;
+            if (strcmp(by, "op") && strcmp(by, "name"))
+                return cli_error(&CLI_KERNELS, "--by takes op or name, got '%s'", by);
+            break;
+        case O_SORT: /* checked once --by is known */
+            sort = p.arg;
             g_sort_col = col_by_name(sort);
             sort_set = 1;
-        } else if (!strcmp(a, "--top")) {
-            if (kf_parse_count(argv[++i], &top) != 0) {
-                fprintf(stderr, "warplens kernels: --top needs a positive number, got '%s'\n", argv[i]);
+            break;
+        case O_TOP:
+            if (kf_parse_count(p.arg, &top) != 0)
+                return cli_error(&CLI_KERNELS, "--top needs a positive number, got '%s'", p.arg);
+            break;
+        case O_COLUMNS: columns = p.arg; break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, &path, 1, "one session at a time"))
                 return 2;
-            }
-        } else if (!strcmp(a, "--columns")) {
-            columns = argv[++i];
-        } else if (a[0] == '-') {
-            fprintf(stderr, "warplens kernels: unknown option '%s' (see --help)\n", a);
-            return 2;
-        } else if (!path) {
-            path = a;
-        } else {
-            fprintf(stderr, "warplens kernels: one session at a time ('%s' is extra)\n", a);
-            return 2;
+            break;
         }
     }
-    if (!path) {
-        usage(stderr);
-        return 2;
-    }
+    if (!path)
+        return cli_error(&CLI_KERNELS, "no session given (usage: warplens kernels <session> [options])");
     if (csv && json) {
         fprintf(stderr, "warplens kernels: --csv and --json exclude each other\n");
         return 2;

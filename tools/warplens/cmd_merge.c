@@ -14,19 +14,6 @@
 
 #define MAX_OVERRIDES 256
 
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: warplens merge -o OUT.wlsession [options] SESSION... | DIR | 'GLOB'\n"
-                 "  -o, --output FILE       the merged session (required; written atomically)\n"
-                 "  --clock-offset HOST=NS  add NS nanoseconds (signed) to every time of HOST's sessions instead\n"
-                 "                          of the offset estimated from collectives (repeatable; HOST as in\n"
-                 "                          `warplens info`)\n"
-                 "  -q, --quiet             print nothing but errors\n"
-                 "Sessions of one host share its clock; across hosts each host's offset is estimated from the\n"
-                 "NCCL collectives every rank runs (the k-th of a kind on each collective stream ends within\n"
-                 "microseconds on every rank), against the host of rank 0.\n");
-}
-
 typedef struct override {
     const char *host;
     size_t host_len;
@@ -48,6 +35,25 @@ static int parse_override(const char *a, override *o)
     return 0;
 }
 
+
+enum { O_OUT = 1, O_CLOCK_OFFSET, O_QUIET };
+
+static const cli_opt OPTS[] = {
+    {O_OUT, 'o', "output", CLI_ARG_REQUIRED, "FILE", "the merged session (required; written atomically)", NULL, NULL},
+    {O_CLOCK_OFFSET, 0, "clock-offset", CLI_ARG_REQUIRED, "HOST=NS",
+     "add NS nanoseconds (signed) to every time of HOST's sessions instead\n"
+     "of the offset estimated from collectives (repeatable; HOST as in\n"
+     "`warplens info`)", NULL, NULL},
+    {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "print nothing but errors", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_MERGE = {
+    "merge", "-o OUT.wlsession [options] SESSION... | DIR | 'GLOB'", NULL, OPTS,
+    "Sessions of one host share its clock; across hosts each host's offset is estimated from the\n"
+    "NCCL collectives every rank runs (the k-th of a kind on each collective stream ends within\n"
+    "microseconds on every rank), against the host of rank 0.\n",
+    NULL, 0, CLI_POS_SESSION, NULL};
+
 int cmd_merge(int argc, char **argv)
 {
     const char *output = NULL;
@@ -56,39 +62,28 @@ int cmd_merge(int argc, char **argv)
     char **args = calloc((size_t)argc, sizeof *args);
     if (!args)
         return 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            free(args);
-            return 0;
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
-            output = argv[++i];
-        } else if (!strcmp(a, "--clock-offset") && i + 1 < argc) {
-            if (nover == MAX_OVERRIDES || parse_override(argv[++i], &over[nover]) != 0) {
-                fprintf(stderr, "warplens merge: --clock-offset wants HOST=NS (signed nanoseconds), got '%s'\n",
-                        argv[i]);
+    cli_parser p;
+    cli_init(&p, &CLI_MERGE, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: free(args); return 0;
+        case CLI_ERROR: free(args); return 2;
+        case O_OUT: output = p.arg; break;
+        case O_QUIET: quiet = 1; break;
+        case O_CLOCK_OFFSET:
+            if (nover == MAX_OVERRIDES || parse_override(p.arg, &over[nover]) != 0) {
                 free(args);
-                return 2;
+                return cli_error(&CLI_MERGE, "--clock-offset wants HOST=NS (signed nanoseconds), got '%s'", p.arg);
             }
             nover++;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            quiet = 1;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "warplens merge: unknown option '%s'%s\n", a,
-                    !strcmp(a, "-o") || !strcmp(a, "--clock-offset") ? " (needs a value)" : "");
-            usage(stderr);
-            free(args);
-            return 2;
-        } else {
-            args[nargs++] = argv[i];
+            break;
+        case CLI_POSITIONAL: args[nargs++] = (char *)p.arg; break;
         }
     }
     if (!output || !nargs) {
-        fprintf(stderr, "warplens merge: %s\n", !output ? "-o OUT.wlsession is required" : "no sessions given");
-        usage(stderr);
         free(args);
-        return 2;
+        return cli_error(&CLI_MERGE, "%s (usage: warplens merge -o OUT.wlsession SESSION...)",
+                         !output ? "-o OUT.wlsession is required" : "no sessions given");
     }
     char **paths;
     int n = session_args_expand("merge", args, nargs, output, &paths);

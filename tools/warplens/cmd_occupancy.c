@@ -27,45 +27,58 @@ typedef struct occ_args {
     const char *cache_config;
 } occ_args;
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: warplens occupancy --gpu ARCH --block N [options]\n"
-            "       warplens occupancy --gpu ARCH --suggest [--block N] [options]\n"
-            "       warplens occupancy --list-gpus [--json]\n"
-            "\n"
-            "Theoretical occupancy of one kernel launch: how many blocks fit on an SM (CU), which\n"
-            "resource limits them, and how a grid splits into waves. NVIDIA results equal\n"
-            "cudaOccMaxActiveBlocksPerMultiprocessor; AMD follows LLVM's occupancy rules.\n"
-            "\n"
-            "  --gpu ARCH          device: sm_90, 90, 9.0, h100, a100, gfx942, mi300x, ... (--list-gpus)\n"
-            "  --block N           threads per block, 1..max threads per block (1024)\n"
-            "  --regs N            registers (AMD: VGPRs) per thread (default 0)\n"
-            "  --smem N            static shared memory per block, bytes; 48K / 48KiB also work\n"
-            "  --dyn-smem N        dynamic shared memory per block, bytes (default 0)\n"
-            "  --smem-config C     auto (default), default or optin: the per-block limit in force;\n"
-            "                      auto = opt-in with --max-dyn-smem equal to --dyn-smem\n"
-            "  --max-dyn-smem N    the function's max dynamic shared memory attribute (opt-in)\n"
-            "  --carveout PCT      preferred shared-memory carveout, -1 (default) or 0..100\n"
-            "  --cache-config C    none, shared, l1 or equal (legacy; used when carveout is -1)\n"
-            "  --barriers N        named barriers per block (default 1)\n"
-            "  --cluster N         blocks per thread-block cluster (sm_90 and later)\n"
-            "  --sgprs N           AMD gfx9: scalar registers per wave (.sgpr_count)\n"
-            "  --grid N            blocks in the grid: adds waves, tail and active SMs\n"
-            "  --suggest           also the block size with the highest occupancy (as\n"
-            "                      cudaOccupancyMaxPotentialBlockSize) and the launch's next step:\n"
-            "                      the most registers/thread and shared memory/block that give\n"
-            "                      one more block per SM; without --block, the launch is the suggestion\n"
-            "  --max-block-size N  largest block size the suggestion may take: the kernel's\n"
-            "                      __launch_bounds__ / max threads per block (default: the device's)\n"
-            "  --smem-per-thread N dynamic shared memory grows with the block: --dyn-smem +\n"
-            "                      N x block size bytes (as ...VariableSMem's function of the block)\n"
-            "  --json              print one JSON object instead of the panel\n"
-            "  --list-gpus         list the built-in devices\n"
-            "\n"
-            "Exit status: 0 with a result (also when the launch cannot run: 0 blocks per SM),\n"
-            "2 for invalid options or values. See docs/occupancy.md.\n");
-}
+enum {
+    O_GPU = 1, O_BLOCK, O_REGS, O_SMEM, O_DYN_SMEM, O_SMEM_CONFIG, O_MAX_DYN, O_CARVEOUT, O_CACHE_CONFIG, O_BARRIERS,
+    O_CLUSTER, O_SGPRS, O_GRID, O_SUGGEST, O_MAX_BLOCK, O_SMEM_PER_THREAD, O_JSON, O_LIST
+};
+
+static const cli_opt OPTS[] = {
+    {O_GPU, 0, "gpu", CLI_ARG_REQUIRED, "ARCH", "device: sm_90, 90, 9.0, h100, a100, gfx942, mi300x, ... (--list-gpus)",
+     NULL, NULL},
+    {O_BLOCK, 0, "block", CLI_ARG_REQUIRED, "N", "threads per block, 1..max threads per block (1024)", NULL, NULL},
+    {O_REGS, 0, "regs", CLI_ARG_REQUIRED, "N", "registers (AMD: VGPRs) per thread (default 0)", NULL, NULL},
+    {O_SMEM, 0, "smem", CLI_ARG_REQUIRED, "N", "static shared memory per block, bytes; 48K / 48KiB also work", NULL, NULL},
+    {O_DYN_SMEM, 0, "dyn-smem", CLI_ARG_REQUIRED, "N", "dynamic shared memory per block, bytes (default 0)", NULL, NULL},
+    {O_SMEM_CONFIG, 0, "smem-config", CLI_ARG_REQUIRED, "C",
+     "auto (default), default or optin: the per-block limit in force;\n"
+     "auto = opt-in with --max-dyn-smem equal to --dyn-smem", "auto default optin", NULL},
+    {O_MAX_DYN, 0, "max-dyn-smem", CLI_ARG_REQUIRED, "N", "the function's max dynamic shared memory attribute (opt-in)",
+     NULL, NULL},
+    {O_CARVEOUT, 0, "carveout", CLI_ARG_REQUIRED, "PCT", "preferred shared-memory carveout, -1 (default) or 0..100", NULL,
+     NULL},
+    {O_CACHE_CONFIG, 0, "cache-config", CLI_ARG_REQUIRED, "C", "none, shared, l1 or equal (legacy; used when carveout is -1)",
+     "none shared l1 equal", NULL},
+    {O_BARRIERS, 0, "barriers", CLI_ARG_REQUIRED, "N", "named barriers per block (default 1)", NULL, NULL},
+    {O_CLUSTER, 0, "cluster", CLI_ARG_REQUIRED, "N", "blocks per thread-block cluster (sm_90 and later)", NULL, NULL},
+    {O_SGPRS, 0, "sgprs", CLI_ARG_REQUIRED, "N", "AMD gfx9: scalar registers per wave (.sgpr_count)", NULL, NULL},
+    {O_GRID, 0, "grid", CLI_ARG_REQUIRED, "N", "blocks in the grid: adds waves, tail and active SMs", NULL, NULL},
+    {O_SUGGEST, 0, "suggest", CLI_ARG_NONE, NULL,
+     "also the block size with the highest occupancy (as\n"
+     "cudaOccupancyMaxPotentialBlockSize) and the launch's next step:\n"
+     "the most registers/thread and shared memory/block that give\n"
+     "one more block per SM; without --block, the launch is the suggestion", NULL, NULL},
+    {O_MAX_BLOCK, 0, "max-block-size", CLI_ARG_REQUIRED, "N",
+     "largest block size the suggestion may take: the kernel's\n"
+     "__launch_bounds__ / max threads per block (default: the device's)", NULL, NULL},
+    {O_SMEM_PER_THREAD, 0, "smem-per-thread", CLI_ARG_REQUIRED, "N",
+     "dynamic shared memory grows with the block: --dyn-smem +\n"
+     "N x block size bytes (as ...VariableSMem's function of the block)", NULL, NULL},
+    {O_JSON, 0, "json", CLI_ARG_NONE, NULL, "print one JSON object instead of the panel", NULL, NULL},
+    {O_LIST, 0, "list-gpus", CLI_ARG_NONE, NULL, "list the built-in devices", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_OCCUPANCY = {
+    "occupancy", "--gpu ARCH --block N [options]\n--gpu ARCH --suggest [--block N] [options]\n--list-gpus [--json]",
+    "\n"
+    "Theoretical occupancy of one kernel launch: how many blocks fit on an SM (CU), which\n"
+    "resource limits them, and how a grid splits into waves. NVIDIA results equal\n"
+    "cudaOccMaxActiveBlocksPerMultiprocessor; AMD follows LLVM's occupancy rules.\n"
+    "\n",
+    OPTS,
+    "\n"
+    "Exit status: 0 with a result (also when the launch cannot run: 0 blocks per SM),\n"
+    "2 for invalid options or values. See docs/occupancy.md.\n",
+    NULL, 0, CLI_POS_NONE, NULL};
 
 /* Parses a non-negative integer with an optional K/KiB suffix (x1024). Returns 0 on success,
  * -1 for text that is not a number, -2 for a negative number, -3 when out of range. */
@@ -122,64 +135,28 @@ static int parse_args(int argc, char **argv, occ_args *a)
 {
     *a = (occ_args){.barriers = 1, .cluster = 1, .carveout = -1, .smem_config = "auto",
                     .cache_config = "none"};
-    for (int i = 1; i < argc; i++) {
-        const char *opt = argv[i];
-        const char *val = NULL;
-        char name[32];
-        const char *eq = strchr(opt, '=');
-        if (eq && !strncmp(opt, "--", 2) && (size_t)(eq - opt) < sizeof name) {
-            memcpy(name, opt, (size_t)(eq - opt));
-            name[eq - opt] = 0;
-            opt = name;
-            val = eq + 1;
-        }
-        if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
-            usage(stdout);
-            return 0;
-        }
-        if (!strcmp(opt, "--json")) {
-            a->json = 1;
-            continue;
-        }
-        if (!strcmp(opt, "--list-gpus")) {
-            a->list = 1;
-            continue;
-        }
-        if (!strcmp(opt, "--suggest")) {
-            a->suggest = 1;
-            continue;
-        }
-        static const char *const WITH_VALUE[] = {"--gpu", "--block", "--regs", "--smem", "--dyn-smem",
-                                                 "--grid", "--cluster", "--barriers", "--carveout",
-                                                 "--max-dyn-smem", "--smem-config", "--cache-config",
-                                                 "--sgprs", "--smem-per-thread", "--max-block-size"};
-        int known = 0;
-        for (size_t j = 0; j < sizeof WITH_VALUE / sizeof WITH_VALUE[0]; j++)
-            known |= !strcmp(opt, WITH_VALUE[j]);
-        if (!known) {
-            wl_log("occupancy: unknown option '%s' (see warplens occupancy --help)", argv[i]);
-            return EXIT_USAGE;
-        }
-        if (!val) {
-            if (i + 1 >= argc) {
-                wl_log("occupancy: %s needs a value", opt);
-                return EXIT_USAGE;
-            }
-            val = argv[++i];
-        }
-        if (!strcmp(opt, "--gpu")) {
-            a->gpu = val;
-            continue;
-        }
-        if (!strcmp(opt, "--smem-config")) {
+    cli_parser p;
+    cli_init(&p, &CLI_OCCUPANCY, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        const char *val = p.arg;
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return EXIT_USAGE;
+        case CLI_POSITIONAL:
+            return cli_error(&CLI_OCCUPANCY, "unexpected argument '%s' (the launch is given by options: see --help)",
+                             val);
+        case O_JSON: a->json = 1; continue;
+        case O_LIST: a->list = 1; continue;
+        case O_SUGGEST: a->suggest = 1; continue;
+        case O_GPU: a->gpu = val; continue;
+        case O_SMEM_CONFIG:
             if (strcmp(val, "auto") && strcmp(val, "default") && strcmp(val, "optin")) {
                 wl_log("occupancy: --smem-config must be auto, default or optin, not '%s'", val);
                 return EXIT_USAGE;
             }
             a->smem_config = val;
             continue;
-        }
-        if (!strcmp(opt, "--cache-config")) {
+        case O_CACHE_CONFIG:
             if (strcmp(val, "none") && strcmp(val, "shared") && strcmp(val, "l1") && strcmp(val, "equal")) {
                 wl_log("occupancy: --cache-config must be none, shared, l1 or equal, not '%s'", val);
                 return EXIT_USAGE;
@@ -189,30 +166,32 @@ static int parse_args(int argc, char **argv, occ_args *a)
         }
         int64_t v = 0;
         int rc;
-        if (!strcmp(opt, "--carveout") && !strcmp(val, "-1")) {
+        if (id == O_CARVEOUT && !strcmp(val, "-1")) {
             v = -1;
             rc = 0;
         } else {
             rc = parse_count(val, &v);
         }
-        if (rc == -2 && !strcmp(opt, "--carveout")) {
+        if (rc == -2 && id == O_CARVEOUT) {
             wl_log("occupancy: --carveout must be -1 or 0..100, not '%s'", val);
             return EXIT_USAGE;
         }
         if (rc)
-            return bad_value(opt, val, rc);
-        if (!strcmp(opt, "--block")) a->block = v, a->have_block = 1;
-        else if (!strcmp(opt, "--regs")) a->regs = v;
-        else if (!strcmp(opt, "--sgprs")) a->sgprs = v;
-        else if (!strcmp(opt, "--smem")) a->smem = v;
-        else if (!strcmp(opt, "--dyn-smem")) a->dyn_smem = v;
-        else if (!strcmp(opt, "--grid")) a->grid = v, a->have_grid = 1;
-        else if (!strcmp(opt, "--cluster")) a->cluster = v;
-        else if (!strcmp(opt, "--barriers")) a->barriers = v;
-        else if (!strcmp(opt, "--carveout")) a->carveout = v;
-        else if (!strcmp(opt, "--max-dyn-smem")) a->max_dyn = v, a->have_max_dyn = 1;
-        else if (!strcmp(opt, "--smem-per-thread")) a->smem_per_thread = v;
-        else if (!strcmp(opt, "--max-block-size")) a->max_block = v, a->have_max_block = 1;
+            return bad_value(p.opt_text, val, rc);
+        switch (id) {
+        case O_BLOCK: a->block = v, a->have_block = 1; break;
+        case O_REGS: a->regs = v; break;
+        case O_SGPRS: a->sgprs = v; break;
+        case O_SMEM: a->smem = v; break;
+        case O_DYN_SMEM: a->dyn_smem = v; break;
+        case O_GRID: a->grid = v, a->have_grid = 1; break;
+        case O_CLUSTER: a->cluster = v; break;
+        case O_BARRIERS: a->barriers = v; break;
+        case O_CARVEOUT: a->carveout = v; break;
+        case O_MAX_DYN: a->max_dyn = v, a->have_max_dyn = 1; break;
+        case O_SMEM_PER_THREAD: a->smem_per_thread = v; break;
+        case O_MAX_BLOCK: a->max_block = v, a->have_max_block = 1; break;
+        }
     }
     return -1;
 }

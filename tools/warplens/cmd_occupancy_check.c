@@ -63,29 +63,37 @@ static void check_one(const wl_occ_check_row *c, void *arg)
     wl_kernel_cursor_close(cur);
 }
 
+enum { O_ALL = 1 };
+
+static const cli_opt OPTS[] = {
+    {O_ALL, 0, "all", CLI_ARG_NONE, NULL, "list the configurations that agree too", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_OCCUPANCY_CHECK = {
+    "occupancy-check", "<session> [--all]",
+    "  compares warplens' occupancy with the driver's for every distinct launch configuration\n"
+    "  recorded by `warplens run --check-occupancy`\n",
+    OPTS, NULL, NULL, 0, CLI_POS_SESSION, NULL};
+
 int cmd_occupancy_check(int argc, char **argv)
 {
     const char *path = NULL;
     int verbose = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: warplens occupancy-check <session> [--all]\n"
-                   "  compares warplens' occupancy with the driver's for every distinct launch configuration\n"
-                   "  recorded by `warplens run --check-occupancy`; --all lists agreeing ones too\n");
-            return 0;
-        } else if (!strcmp(argv[i], "--all")) {
-            verbose = 1;
-        } else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "usage: warplens occupancy-check <session> [--all]\n");
-            return 2;
-        } else {
-            path = argv[i];
+    cli_parser p;
+    cli_init(&p, &CLI_OCCUPANCY_CHECK, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_ALL: verbose = 1; break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, &path, 1, "one session at a time"))
+                return 2;
+            break;
         }
     }
-    if (!path) {
-        fprintf(stderr, "usage: warplens occupancy-check <session> [--all]\n");
-        return 2;
-    }
+    if (!path)
+        return cli_error(&CLI_OCCUPANCY_CHECK, "no session given (usage: warplens occupancy-check <session> [--all])");
     char err[512];
     wl_session *s = cli_session_open(path);
     if (!s)

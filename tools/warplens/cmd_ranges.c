@@ -36,27 +36,6 @@ typedef struct options {
     long long top;
 } options;
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: warplens ranges <session> [--kind nvtx|scope] [--instances] [--sort KEY] [--reverse]\n"
-            "                       [--top N] [--csv|--json]\n"
-            "  --kind K      NVTX ranges (nvtx) or warplens scopes (scope) only\n"
-            "  --instances   one row per range, in start order, instead of one per name\n"
-            "  --sort KEY    total_ns (default per name), count, mean_ns, max_ns, kernels, gpu_ns, start_ns\n"
-            "                (default per range), name, or a hardware metric: gpu_time_ns, occupancy_pct,\n"
-            "                dram_bytes_per_s, dram_pct, l1_hit_pct, l2_hit_pct, fp32_flop, fp16_flop,\n"
-            "                fp64_flop, tensor_pct, ... (numbers: largest first; unknown values last)\n"
-            "  --reverse     the opposite order\n"
-            "  --top N       the first N rows only\n"
-            "  --csv, --json every column (JSON: with every recorded metric)\n"
-            "A range counts every kernel launched inside it, nested ranges included: an NVTX range closed on\n"
-            "the thread that opened it (push/pop) the launches of that thread in its time, one closed on\n"
-            "another thread (start/end) the launches of any thread of the process; a scope the kernels\n"
-            "tagged with it or with a scope inside it. A name counts each kernel once. Hardware metrics\n"
-            "(`warplens run --metrics`) are combined from summed counters over the measured kernels.\n");
-}
-
 static int parse_sort(const char *s)
 {
     for (int i = 0; i < N_KEYS; i++)
@@ -67,6 +46,34 @@ static int parse_sort(const char *s)
             return N_KEYS + i;
     return -1;
 }
+
+enum { O_KIND = 1, O_INSTANCES, O_SORT, O_REVERSE, O_TOP, O_CSV, O_JSON };
+
+static const cli_opt OPTS[] = {
+    {O_KIND, 0, "kind", CLI_ARG_REQUIRED, "K", "NVTX ranges (nvtx) or warplens scopes (scope) only", "nvtx scope", NULL},
+    {O_INSTANCES, 0, "instances", CLI_ARG_NONE, NULL, "one row per range, in start order, instead of one per name", NULL,
+     NULL},
+    {O_SORT, 0, "sort", CLI_ARG_REQUIRED, "KEY",
+     "total_ns (default per name), count, mean_ns, max_ns, kernels, gpu_ns, start_ns\n"
+     "(default per range), name, or a hardware metric: gpu_time_ns, occupancy_pct,\n"
+     "dram_bytes_per_s, dram_pct, l1_hit_pct, l2_hit_pct, fp32_flop, fp16_flop,\n"
+     "fp64_flop, tensor_pct, ... (numbers: largest first; unknown values last)",
+     "total_ns count mean_ns max_ns kernels gpu_ns start_ns name", NULL},
+    {O_REVERSE, 0, "reverse", CLI_ARG_NONE, NULL, "the opposite order", NULL, NULL},
+    {O_TOP, 0, "top", CLI_ARG_REQUIRED, "N", "the first N rows only", NULL, NULL},
+    {O_CSV, 0, "csv", CLI_ARG_NONE, NULL, "every column", NULL, NULL},
+    {O_JSON, 0, "json", CLI_ARG_NONE, NULL, "every column, with every recorded metric", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_RANGES = {
+    "ranges", "<session> [--kind nvtx|scope] [--instances] [--sort KEY] [--reverse] [--top N] [--csv|--json]", NULL,
+    OPTS,
+    "A range counts every kernel launched inside it, nested ranges included: an NVTX range closed on\n"
+    "the thread that opened it (push/pop) the launches of that thread in its time, one closed on\n"
+    "another thread (start/end) the launches of any thread of the process; a scope the kernels\n"
+    "tagged with it or with a scope inside it. A name counts each kernel once. Hardware metrics\n"
+    "(`warplens run --metrics`) are combined from summed counters over the measured kernels.\n",
+    NULL, 0, CLI_POS_SESSION, NULL};
 
 /* ---- rows ----------------------------------------------------------------------------------- */
 
@@ -293,53 +300,37 @@ static int parse(int argc, char **argv, options *o, const char **path)
 {
     memset(o, 0, sizeof *o);
     o->sort = -1;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--csv")) {
-            o->csv = 1;
-        } else if (!strcmp(a, "--json")) {
-            o->json = 1;
-        } else if (!strcmp(a, "--instances")) {
-            o->instances = 1;
-        } else if (!strcmp(a, "--reverse")) {
-            o->reverse = 1;
-        } else if ((!strcmp(a, "--kind") || !strcmp(a, "--sort") || !strcmp(a, "--top")) && i + 1 == argc) {
-            fprintf(stderr, "warplens ranges: %s needs a value\n", a);
-            return 2;
-        } else if (!strcmp(a, "--kind")) {
-            const char *k = argv[++i];
-            o->kind = !strcmp(k, "nvtx") ? WL_RANGE_NVTX : !strcmp(k, "scope") ? WL_RANGE_SCOPE : -1;
-            if (o->kind < 0) {
-                fprintf(stderr, "warplens ranges: --kind is nvtx or scope, not '%s'\n", k);
+    cli_parser p;
+    cli_init(&p, &CLI_RANGES, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_CSV: o->csv = 1; break;
+        case O_JSON: o->json = 1; break;
+        case O_INSTANCES: o->instances = 1; break;
+        case O_REVERSE: o->reverse = 1; break;
+        case O_KIND:
+            o->kind = !strcmp(p.arg, "nvtx") ? WL_RANGE_NVTX : !strcmp(p.arg, "scope") ? WL_RANGE_SCOPE : -1;
+            if (o->kind < 0)
+                return cli_error(&CLI_RANGES, "--kind is nvtx or scope, not '%s'", p.arg);
+            break;
+        case O_SORT:
+            if ((o->sort = parse_sort(p.arg)) < 0)
+                return cli_error(&CLI_RANGES, "unknown sort key '%s' (see --help)", p.arg);
+            break;
+        case O_TOP:
+            if (kf_parse_count(p.arg, &o->top) != 0)
+                return cli_error(&CLI_RANGES, "--top needs a positive number, got '%s'", p.arg);
+            break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, path, 1, "one session at a time"))
                 return 2;
-            }
-        } else if (!strcmp(a, "--sort")) {
-            if ((o->sort = parse_sort(argv[++i])) < 0) {
-                fprintf(stderr, "warplens ranges: unknown sort key '%s' (see --help)\n", argv[i]);
-                return 2;
-            }
-        } else if (!strcmp(a, "--top")) {
-            if (kf_parse_count(argv[++i], &o->top) != 0) {
-                fprintf(stderr, "warplens ranges: --top needs a positive number, got '%s'\n", argv[i]);
-                return 2;
-            }
-        } else if (a[0] == '-') {
-            fprintf(stderr, "warplens ranges: unknown option '%s' (see --help)\n", a);
-            return 2;
-        } else if (!*path) {
-            *path = a;
-        } else {
-            fprintf(stderr, "warplens ranges: one session at a time ('%s' is extra)\n", a);
-            return 2;
+            break;
         }
     }
-    if (!*path) {
-        usage(stderr);
-        return 2;
-    }
+    if (!*path)
+        return cli_error(&CLI_RANGES, "no session given (usage: warplens ranges <session> [options])");
     if (o->csv && o->json) {
         fprintf(stderr, "warplens ranges: --csv and --json exclude each other\n");
         return 2;

@@ -14,16 +14,6 @@
 #include "session_args.h"
 #include "verbs.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: warplens ranks SESSION... | DIR | 'GLOB' [--step NAME] [--json | --csv]\n"
-                 "  --step NAME   the NVTX range (or scope) that is one step (default: the most frequent\n"
-                 "                top-level NVTX range)\n"
-                 "  --json        every rank's every step, and each step's straggler, as JSON\n"
-                 "  --csv         one row per rank and step\n"
-                 "  --top N       text: the N most imbalanced steps (default 10)\n");
-}
-
 static double pct(uint64_t part, uint64_t whole) { return whole ? 100.0 * (double)part / (double)whole : 0; }
 
 static void rank_label(const wl_rank *k, char *out, size_t n)
@@ -165,6 +155,21 @@ static void print_text(const wl_rank_report *r, int top)
     free(v);
 }
 
+
+enum { O_STEP = 1, O_JSON, O_CSV, O_TOP };
+
+static const cli_opt OPTS[] = {
+    {O_STEP, 0, "step", CLI_ARG_REQUIRED, "NAME",
+     "the NVTX range (or scope) that is one step (default: the most frequent\n"
+     "top-level NVTX range)", NULL, NULL},
+    {O_JSON, 0, "json", CLI_ARG_NONE, NULL, "every rank's every step, and each step's straggler, as JSON", NULL, NULL},
+    {O_CSV, 0, "csv", CLI_ARG_NONE, NULL, "one row per rank and step", NULL, NULL},
+    {O_TOP, 0, "top", CLI_ARG_REQUIRED, "N", "text: the N most imbalanced steps (default 10)", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_RANKS = {"ranks", "SESSION... | DIR | 'GLOB' [--step NAME] [--json | --csv]", NULL, OPTS, NULL, NULL,
+                           0, CLI_POS_SESSION, NULL};
+
 int cmd_ranks(int argc, char **argv)
 {
     const char *step = NULL;
@@ -172,42 +177,30 @@ int cmd_ranks(int argc, char **argv)
     char **args = calloc((size_t)argc, sizeof *args);
     if (!args)
         return 2;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            free(args);
-            return 0;
-        } else if (!strcmp(a, "--step") && i + 1 < argc) {
-            step = argv[++i];
-        } else if (!strcmp(a, "--top") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1 || v > 1000000) {
-                fprintf(stderr, "warplens ranks: --top wants a number of steps (1..1000000), got '%s'\n", argv[i]);
+    cli_parser p;
+    cli_init(&p, &CLI_RANKS, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        long long v;
+        switch (id) {
+        case CLI_HELP: free(args); return 0;
+        case CLI_ERROR: free(args); return 2;
+        case O_STEP: step = p.arg; break;
+        case O_JSON: json = 1; break;
+        case O_CSV: csv = 1; break;
+        case O_TOP:
+            if (cli_number(&p, 1, 1000000, &v)) {
                 free(args);
                 return 2;
             }
             top = (int)v;
-        } else if (!strcmp(a, "--json")) {
-            json = 1;
-        } else if (!strcmp(a, "--csv")) {
-            csv = 1;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "warplens ranks: unknown option '%s'%s\n", a,
-                    !strcmp(a, "--step") || !strcmp(a, "--top") ? " (needs a value)" : "");
-            usage(stderr);
-            free(args);
-            return 2;
-        } else {
-            args[nargs++] = argv[i];
+            break;
+        case CLI_POSITIONAL: args[nargs++] = (char *)p.arg; break;
         }
     }
     if (!nargs || (json && csv)) {
-        fprintf(stderr, "warplens ranks: %s\n", !nargs ? "no session given" : "--json and --csv: choose one");
-        usage(stderr);
         free(args);
-        return 2;
+        return cli_error(&CLI_RANKS, "%s", !nargs ? "no session given (usage: warplens ranks SESSION... [options])"
+                                                  : "--json and --csv: choose one");
     }
     char **paths;
     int n = session_args_expand("ranks", args, nargs, NULL, &paths);

@@ -46,62 +46,6 @@ typedef struct run_options {
     char **argv; /* the program and its arguments */
 } run_options;
 
-static void usage(FILE *out)
-{
-    fprintf(out,
-            "usage: warplens run [options] -- <program> [args...]\n"
-            "  -o, --output NAME      session file (default: <program>.wlsession; under a launcher with several\n"
-            "                         ranks <program>_rank%%r.wlsession). Templates: %%p pid, %%h host, %%r rank\n"
-            "                         (RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), %%l local rank,\n"
-            "                         %%q{VAR} an environment variable, %%%% a percent sign. With %%r under\n"
-            "                         `warplens run -- torchrun ...`: one session per rank\n"
-            "  --ranks LIST           record only these ranks, e.g. 0,3-5; the others run unprofiled\n"
-            "  --record LIST          what to record: kernels,memcpy,api,nvtx,sync or all (default all)\n"
-            "  --buffer-size SIZE     CUPTI activity buffer size, e.g. 4M (default 1M; 64K..256M)\n"
-            "  --max-buffers N        activity buffers the recorder may map at once (default 1024; 2..4096):\n"
-            "                         with --buffer-size, the bound of their memory\n"
-            "  --nvml-interval MS     NVML device sampling period (utilisation, clocks, power, temperature,\n"
-            "                         memory); 0 = off (default 100; 10..60000)\n"
-            "  --capture-range profiler-api\n"
-            "                         trace only between cudaProfilerStart and cudaProfilerStop (each such\n"
-            "                         span; NVTX is recorded throughout). Not with --metrics, --stalls or\n"
-            "                         --pm-sampling\n"
-            "  --keep-capture         keep the raw capture files (<output>.capture/)\n"
-            "  --check-occupancy      ask the driver for each distinct launch's occupancy, to compare\n"
-            "                         with warplens' calculator (`warplens occupancy-check`)\n"
-            "  --torch-ops            PyTorch programs: turn on torch.autograd.profiler.emit_nvtx(record_shapes=True)\n"
-            "                         when the program imports torch (no change to the script), so each kernel\n"
-            "                         gets its operator and input shapes (`warplens kernels --by op`)\n"
-            "  --metrics LIST         hardware metrics per kernel (CUPTI range profiler): presets default,\n"
-            "                         memory, compute, occupancy and/or CUPTI metric names, comma-separated.\n"
-            "                         Kernels are serialised and replayed once per pass: timings change\n"
-            "  -k, --metrics-kernel REGEX  with --metrics: profile only kernels whose demangled name\n"
-            "                         matches (POSIX extended; ncu's regex: prefix accepted; copies and\n"
-            "                         sets are then not profiled)\n"
-            "  -s, --metrics-skip N   with --metrics: skip the first N kernel launches that pass -k and\n"
-            "                         --metrics-nvtx\n"
-            "  -c, --metrics-count N  with --metrics: profile at most N such launches\n"
-            "  --metrics-nvtx NAME    with --metrics: only work launched while an NVTX range NAME is open\n"
-            "                         (nested ranges included; repeatable; alias --nvtx-include)\n"
-            "  --metrics-graphs MODE  with --metrics: graph launches off (not profiled, default), node\n"
-            "                         (each node its own range) or launch (one range per launch, one-pass\n"
-            "                         sets)\n"
-            "  --pm-sampling [LIST]   device-wide hardware counters over fixed windows (CUPTI PM sampling;\n"
-            "                         kernels run as usual): presets default, memory, compute and/or CUPTI\n"
-            "                         metric names that fit one pass, comma-separated (default: default).\n"
-            "                         The next word is taken as LIST unless it is the program to run;\n"
-            "                         --pm-sampling=LIST always is. Not with --metrics or --stalls\n"
-            "  --pm-interval US       PM sampling interval in microseconds (default 100; 10..1000000)\n"
-            "  --stalls               warp stall reasons per kernel (CUPTI PC sampling): kernels run one at\n"
-            "                         a time, so timings change; not with --metrics (both need the GPU's\n"
-            "                         profiling hardware)\n"
-            "  --pc-period N          with --stalls: one warp sample per SM every 2^N cycles (5..31,\n"
-            "                         default %d); smaller samples short kernels better, costs more\n"
-            "  -q, --quiet            print nothing but errors; the program's output is untouched\n"
-            "The exit status is the program's (128+N if it was killed by signal N).\n",
-            WL_PC_PERIOD_DEFAULT);
-}
-
 /* After --pm-sampling, whether the next word is its list rather than the program: a preset, a
  * metric name or list, or a word that names no program (a misspelt preset then gets its error). */
 static int pm_list_word(const char *w)
@@ -156,78 +100,129 @@ static int check_pm(const run_options *o)
     return 0;
 }
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum {
+    O_OUT = 1, O_RANKS, O_RECORD, O_BUFFER_SIZE, O_MAX_BUFFERS, O_NVML_INTERVAL, O_CAPTURE_RANGE, O_KEEP_CAPTURE,
+    O_CHECK_OCC, O_TORCH_OPS, O_METRICS, O_PM_SAMPLING, O_PM_INTERVAL, O_STALLS, O_PC_PERIOD, O_QUIET,
+    O_MF = 100 /* + RUN_MF_*: the --metrics filters (run_metrics_opts.h) */
+};
+
+static const cli_opt OPTS[] = {
+    {O_OUT, 'o', "output", CLI_ARG_REQUIRED, "NAME",
+     "session file (default: <program>.wlsession; under a launcher with several\n"
+     "ranks <program>_rank%r.wlsession). Templates: %p pid, %h host, %r rank\n"
+     "(RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, SLURM_PROCID), %l local rank,\n"
+     "%q{VAR} an environment variable, %% a percent sign. With %r under\n"
+     "`warplens run -- torchrun ...`: one session per rank", NULL, NULL},
+    {O_RANKS, 0, "ranks", CLI_ARG_REQUIRED, "LIST", "record only these ranks, e.g. 0,3-5; the others run unprofiled",
+     NULL, NULL},
+    {O_RECORD, 0, "record", CLI_ARG_REQUIRED, "LIST", "what to record: kernels,memcpy,api,nvtx,sync or all (default all)",
+     "all kernels memcpy api nvtx sync", NULL},
+    {O_BUFFER_SIZE, 0, "buffer-size", CLI_ARG_REQUIRED, "SIZE", "CUPTI activity buffer size, e.g. 4M (default 1M; 64K..256M)",
+     NULL, NULL},
+    {O_MAX_BUFFERS, 0, "max-buffers", CLI_ARG_REQUIRED, "N",
+     "activity buffers the recorder may map at once (default 1024; 2..4096):\n"
+     "with --buffer-size, the bound of their memory", NULL, NULL},
+    {O_NVML_INTERVAL, 0, "nvml-interval", CLI_ARG_REQUIRED, "MS",
+     "NVML device sampling period (utilisation, clocks, power, temperature,\n"
+     "memory); 0 = off (default 100; 10..60000)", NULL, NULL},
+    {O_CAPTURE_RANGE, 0, "capture-range", CLI_ARG_REQUIRED, "profiler-api",
+     "trace only between cudaProfilerStart and cudaProfilerStop (each such\n"
+     "span; NVTX is recorded throughout). Not with --metrics, --stalls or\n"
+     "--pm-sampling", "profiler-api", NULL},
+    {O_KEEP_CAPTURE, 0, "keep-capture", CLI_ARG_NONE, NULL, "keep the raw capture files (<output>.capture/)", NULL, NULL},
+    {O_CHECK_OCC, 0, "check-occupancy", CLI_ARG_NONE, NULL,
+     "ask the driver for each distinct launch's occupancy, to compare\n"
+     "with warplens' calculator (`warplens occupancy-check`)", NULL, NULL},
+    {O_TORCH_OPS, 0, "torch-ops", CLI_ARG_NONE, NULL,
+     "PyTorch programs: turn on torch.autograd.profiler.emit_nvtx(record_shapes=True)\n"
+     "when the program imports torch (no change to the script), so each kernel\n"
+     "gets its operator and input shapes (`warplens kernels --by op`)", NULL, NULL},
+    {O_METRICS, 0, "metrics", CLI_ARG_REQUIRED, "LIST",
+     "hardware metrics per kernel (CUPTI range profiler): presets default,\n"
+     "memory, compute, occupancy and/or CUPTI metric names, comma-separated.\n"
+     "Kernels are serialised and replayed once per pass: timings change", "default memory compute occupancy", NULL},
+    {O_MF + RUN_MF_KERNEL, 'k', "metrics-kernel", CLI_ARG_REQUIRED, "REGEX",
+     "with --metrics: profile only kernels whose demangled name\n"
+     "matches (POSIX extended; ncu's regex: prefix accepted; copies and\n"
+     "sets are then not profiled)", NULL, NULL},
+    {O_MF + RUN_MF_KERNEL, 0, "kernel-name", CLI_ARG_REQUIRED, "REGEX", "ncu's name for --metrics-kernel", NULL, NULL},
+    {O_MF + RUN_MF_SKIP, 's', "metrics-skip", CLI_ARG_REQUIRED, "N",
+     "with --metrics: skip the first N kernel launches that pass -k and\n"
+     "--metrics-nvtx", NULL, NULL},
+    {O_MF + RUN_MF_SKIP, 0, "launch-skip", CLI_ARG_REQUIRED, "N", "ncu's name for --metrics-skip", NULL, NULL},
+    {O_MF + RUN_MF_COUNT, 'c', "metrics-count", CLI_ARG_REQUIRED, "N", "with --metrics: profile at most N such launches",
+     NULL, NULL},
+    {O_MF + RUN_MF_COUNT, 0, "launch-count", CLI_ARG_REQUIRED, "N", "ncu's name for --metrics-count", NULL, NULL},
+    {O_MF + RUN_MF_NVTX, 0, "metrics-nvtx", CLI_ARG_REQUIRED, "NAME",
+     "with --metrics: only work launched while an NVTX range NAME is open\n"
+     "(nested ranges included; repeatable)", NULL, NULL},
+    {O_MF + RUN_MF_NVTX, 0, "nvtx-include", CLI_ARG_REQUIRED, "NAME", "ncu's name for --metrics-nvtx", NULL, NULL},
+    {O_MF + RUN_MF_GRAPHS, 0, "metrics-graphs", CLI_ARG_REQUIRED, "MODE",
+     "with --metrics: graph launches off (not profiled, default), node\n"
+     "(each node its own range) or launch (one range per launch, one-pass\n"
+     "sets)", "off node launch", NULL},
+    {O_PM_SAMPLING, 0, "pm-sampling", CLI_ARG_OPTIONAL, "LIST",
+     "device-wide hardware counters over fixed windows (CUPTI PM sampling;\n"
+     "kernels run as usual): presets default, memory, compute and/or CUPTI\n"
+     "metric names that fit one pass, comma-separated (default: default).\n"
+     "The next word is taken as LIST unless it is the program to run;\n"
+     "--pm-sampling=LIST always is. Not with --metrics or --stalls", "default memory compute", pm_list_word},
+    {O_PM_INTERVAL, 0, "pm-interval", CLI_ARG_REQUIRED, "US", "PM sampling interval in microseconds (default 100; 10..1000000)",
+     NULL, NULL},
+    {O_STALLS, 0, "stalls", CLI_ARG_NONE, NULL,
+     "warp stall reasons per kernel (CUPTI PC sampling): kernels run one at\n"
+     "a time, so timings change; not with --metrics (both need the GPU's\n"
+     "profiling hardware)", NULL, NULL},
+    {O_PC_PERIOD, 0, "pc-period", CLI_ARG_REQUIRED, "N",
+     "with --stalls: one warp sample per SM every 2^N cycles (5..31,\n"
+     "default " STR(WL_PC_PERIOD_DEFAULT) "); smaller samples short kernels better, costs more", NULL, NULL},
+    {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "print nothing but errors; the program's output is untouched", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_RUN = {"run", "[options] [--] <program> [args...]", NULL, OPTS,
+                         "Options end at the program: nothing after it is read by warplens.\n"
+                         "The exit status is the program's (128+N if it was killed by signal N).\n",
+                         NULL, CLI_STOP_AT_POSITIONAL, CLI_POS_COMMAND, NULL};
+
 static int parse(int argc, char **argv, run_options *o)
 {
     memset(o, 0, sizeof *o);
     o->record = "all";
-    int i = 1;
-    for (; i < argc; i++) {
-        const char *a = argv[i];
-        int has_value = i + 1 < argc;
-        if (!strcmp(a, "--")) {
-            i++;
-            break;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-            usage(stdout);
-            return 1;
-        } else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && has_value) {
-            o->output = argv[++i];
-        } else if (!strcmp(a, "--metrics") && has_value) {
-            o->metrics = argv[++i];
-        } else if (!strcmp(a, "--ranks") && has_value) {
-            o->ranks = argv[++i];
-        } else if (has_value && run_metric_opt(&o->mf, a, argv[i + 1]) != 0) {
-            if (o->mf.error)
+    cli_parser p;
+    cli_init(&p, &CLI_RUN, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 1;
+        case CLI_ERROR: return -1;
+        case O_OUT: o->output = p.arg; break;
+        case O_METRICS: o->metrics = p.arg; break;
+        case O_RANKS: o->ranks = p.arg; break;
+        case O_STALLS: o->stalls = 1; break;
+        case O_PC_PERIOD: o->pc_period = p.arg; break;
+        case O_RECORD: o->record = p.arg; break;
+        case O_BUFFER_SIZE: o->buffer_size = p.arg; break;
+        case O_MAX_BUFFERS: o->max_buffers = p.arg; break;
+        case O_NVML_INTERVAL: o->nvml_interval = p.arg; break;
+        case O_PM_SAMPLING: o->pm_sampling = p.arg ? p.arg : "default"; break;
+        case O_PM_INTERVAL: o->pm_interval = p.arg; break;
+        case O_CAPTURE_RANGE: o->capture_range = p.arg; break;
+        case O_KEEP_CAPTURE: o->keep_capture = 1; break;
+        case O_CHECK_OCC: o->check_occupancy = 1; break;
+        case O_TORCH_OPS: o->torch_ops = 1; break;
+        case O_QUIET: o->quiet = 1; break;
+        default:
+            if (run_metric_opt(&o->mf, id - O_MF, p.arg) != 0)
                 return -1;
-            i++;
-        } else if (!strcmp(a, "--stalls")) {
-            o->stalls = 1;
-        } else if (!strcmp(a, "--pc-period") && has_value) {
-            o->pc_period = argv[++i];
-        } else if (!strcmp(a, "--record") && has_value) {
-            o->record = argv[++i];
-        } else if (!strcmp(a, "--buffer-size") && has_value) {
-            o->buffer_size = argv[++i];
-        } else if (!strcmp(a, "--max-buffers") && has_value) {
-            o->max_buffers = argv[++i];
-        } else if (!strcmp(a, "--nvml-interval") && has_value) {
-            o->nvml_interval = argv[++i];
-        } else if (!strncmp(a, "--pm-sampling=", 14)) {
-            o->pm_sampling = a + 14;
-        } else if (!strcmp(a, "--pm-sampling")) {
-            o->pm_sampling = has_value && pm_list_word(argv[i + 1]) ? argv[++i] : "default";
-        } else if (!strcmp(a, "--pm-interval") && has_value) {
-            o->pm_interval = argv[++i];
-        } else if (!strcmp(a, "--capture-range") && has_value) {
-            o->capture_range = argv[++i];
-        } else if (!strcmp(a, "--keep-capture")) {
-            o->keep_capture = 1;
-        } else if (!strcmp(a, "--check-occupancy")) {
-            o->check_occupancy = 1;
-        } else if (!strcmp(a, "--torch-ops")) {
-            o->torch_ops = 1;
-        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-            o->quiet = 1;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "warplens run: unknown option '%s'%s\n", a,
-                    (!strcmp(a, "-o") || !strcmp(a, "--record") || !strcmp(a, "--metrics") || !strcmp(a, "--buffer-size") ||
-                     !strcmp(a, "--max-buffers") || !strcmp(a, "--nvml-interval") || !strcmp(a, "--pm-interval") ||
-                     !strcmp(a, "--pc-period") || !strcmp(a, "--capture-range") || !strcmp(a, "--ranks") ||
-                     run_metric_opt_takes_value(a))
-                        ? " (needs a value)"
-                        : "");
-            usage(stderr);
-            return -1;
-        } else {
-            break; /* the program: `--` is optional when it does not start with '-' */
         }
     }
-    if (i >= argc) {
-        fprintf(stderr, "warplens run: no program given\n");
-        usage(stderr);
+    if (p.i >= argc) {
+        cli_error(&CLI_RUN, "no program given (usage: warplens run [options] [--] <program> [args...])");
         return -1;
     }
-    o->argv = argv + i;
+    o->argv = argv + p.i;
     char rerr[160];
     if (o->ranks && wl_rank_list_parse(o->ranks, &o->rank_list, rerr, sizeof rerr) != 0) {
         fprintf(stderr, "warplens run: --ranks: %s\n", rerr);

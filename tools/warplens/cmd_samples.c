@@ -2,6 +2,7 @@
  * device-wide samples of a session, NVML's (`warplens run --nvml-interval`) and CUPTI PM sampling's
  * (`warplens run --pm-sampling`), each window attributed to the kernels that ran in it: exact when
  * one kernel ran, shared (an upper bound for each) when several overlapped, idle. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,22 +13,6 @@
 #include "store/session_cursors.h"
 #include "cli_session.h"
 #include "verbs.h"
-
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: warplens samples <session> [--csv] [--kernel ID] [--limit N] [--nvml|--pm] [--windows]\n"
-                 "  Device-wide samples attributed to kernels by time overlap: NVML device samples (warplens run\n"
-                 "  --nvml-interval) and CUPTI PM samples (warplens run --pm-sampling). exact = one kernel ran in\n"
-                 "  the sample's window; shared = several did, and the value is an upper bound for each; idle =\n"
-                 "  none. busy %% = share of the window the kernels covered.\n"
-                 "  PM: the recorder's status and a summary per metric (min/median/max/total), then the values\n"
-                 "  attributed to each kernel launch (counters summed over its windows, levels time-weighted).\n"
-                 "  --csv        comma-separated values (PM tables in long form: one line per value)\n"
-                 "  --kernel ID  only the samples whose window overlaps kernel ID (see warplens kernel)\n"
-                 "  --limit N    print at most N samples (N kernels / windows per PM table)\n"
-                 "  --nvml, --pm only NVML device samples / only PM samples\n"
-                 "  --windows    PM: every window with its attribution instead of the per-kernel table\n");
-}
 
 typedef struct ctx {
     uint64_t origin;
@@ -42,48 +27,64 @@ static int on_sample(const wl_sample_attribution *a, void *arg)
     return c->limit > 0 && ++c->rows >= c->limit;
 }
 
+
+enum { O_CSV = 1, O_KERNEL, O_LIMIT, O_NVML, O_PM, O_WINDOWS };
+
+static const cli_opt OPTS[] = {
+    {O_CSV, 0, "csv", CLI_ARG_NONE, NULL, "comma-separated values (PM tables in long form: one line per value)", NULL, NULL},
+    {O_KERNEL, 0, "kernel", CLI_ARG_REQUIRED, "ID", "only the samples whose window overlaps kernel ID (see warplens kernel)",
+     NULL, NULL},
+    {O_LIMIT, 0, "limit", CLI_ARG_REQUIRED, "N", "print at most N samples (N kernels / windows per PM table)", NULL, NULL},
+    {O_NVML, 0, "nvml", CLI_ARG_NONE, NULL, "only NVML device samples", NULL, NULL},
+    {O_PM, 0, "pm", CLI_ARG_NONE, NULL, "only PM samples", NULL, NULL},
+    {O_WINDOWS, 0, "windows", CLI_ARG_NONE, NULL, "PM: every window with its attribution instead of the per-kernel table",
+     NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_SAMPLES = {
+    "samples", "<session> [--csv] [--kernel ID] [--limit N] [--nvml|--pm] [--windows]",
+    "  Device-wide samples attributed to kernels by time overlap: NVML device samples (warplens run\n"
+    "  --nvml-interval) and CUPTI PM samples (warplens run --pm-sampling). exact = one kernel ran in\n"
+    "  the sample's window; shared = several did, and the value is an upper bound for each; idle =\n"
+    "  none. busy % = share of the window the kernels covered.\n"
+    "  PM: the recorder's status and a summary per metric (min/median/max/total), then the values\n"
+    "  attributed to each kernel launch (counters summed over its windows, levels time-weighted).\n",
+    OPTS, NULL, NULL, 0, CLI_POS_SESSION, NULL};
+
 int cmd_samples(int argc, char **argv)
 {
     const char *path = NULL;
     ctx c = {0, 0, 0, 0};
     long long kernel = -1;
     int only_nvml = 0, only_pm = 0, windows = 0;
-    for (int i = 1; i < argc; i++) {
-        char *end;
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--csv")) {
-            c.csv = 1;
-        } else if (!strcmp(argv[i], "--nvml")) {
-            only_nvml = 1;
-        } else if (!strcmp(argv[i], "--pm")) {
-            only_pm = 1;
-        } else if (!strcmp(argv[i], "--windows")) {
-            windows = 1;
-        } else if (!strcmp(argv[i], "--kernel") && i + 1 < argc) {
-            kernel = strtoll(argv[++i], &end, 10);
-            if (*end || kernel < 0) {
-                fprintf(stderr, "warplens samples: --kernel needs a kernel id, got '%s'\n", argv[i]);
+    cli_parser p;
+    cli_init(&p, &CLI_SAMPLES, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        long long v;
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_CSV: c.csv = 1; break;
+        case O_NVML: only_nvml = 1; break;
+        case O_PM: only_pm = 1; break;
+        case O_WINDOWS: windows = 1; break;
+        case O_KERNEL:
+            if (cli_number(&p, 0, LLONG_MAX, &kernel))
                 return 2;
-            }
-        } else if (!strcmp(argv[i], "--limit") && i + 1 < argc) {
-            c.limit = strtol(argv[++i], &end, 10);
-            if (*end || c.limit < 1) {
-                fprintf(stderr, "warplens samples: --limit needs a positive number, got '%s'\n", argv[i]);
+            break;
+        case O_LIMIT:
+            if (cli_number(&p, 1, LONG_MAX, &v))
                 return 2;
-            }
-        } else if (argv[i][0] == '-' || path) {
-            usage(stderr);
-            return 2;
-        } else {
-            path = argv[i];
+            c.limit = (long)v;
+            break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, &path, 1, "one session at a time"))
+                return 2;
+            break;
         }
     }
-    if (!path) {
-        usage(stderr);
-        return 2;
-    }
+    if (!path)
+        return cli_error(&CLI_SAMPLES, "no session given (usage: warplens samples <session> [options])");
     wl_session *s = cli_session_open(path);
     if (!s)
         return 1;

@@ -1,4 +1,5 @@
 /* `warplens stats <session> [--csv] [--top N] [--only TABLE]`: the summary tables of a session. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,49 +12,45 @@
 #include "cli_session.h"
 #include "verbs.h"
 
-static void usage(FILE *out)
-{
-    fprintf(out, "usage: warplens stats <session> [--csv] [--top N] [--only TABLE]\n"
-                 "  --csv        comma-separated values instead of tables (with --only: one table)\n"
-                 "  --top N      show the N kernels with the most GPU time (default: all)\n"
-                 "  --only TABLE one of: overview, kernels, copies, api, nvtx, scopes, sync, timers, lost, samples\n");
-}
+enum { O_CSV = 1, O_TOP, O_ONLY };
+
+static const cli_opt OPTS[] = {
+    {O_CSV, 0, "csv", CLI_ARG_NONE, NULL, "comma-separated values instead of tables (with --only: one table)", NULL, NULL},
+    {O_TOP, 0, "top", CLI_ARG_REQUIRED, "N", "show the N kernels with the most GPU time (default: all)", NULL, NULL},
+    {O_ONLY, 0, "only", CLI_ARG_REQUIRED, "TABLE",
+     "one of: overview, kernels, copies, api, nvtx, scopes, sync, timers, lost, samples",
+     "overview kernels copies api nvtx scopes sync timers lost samples", NULL},
+    {0},
+};
+const cli_cmd CLI_STATS = {"stats", "<session> [--csv] [--top N] [--only TABLE]", NULL, OPTS, NULL, NULL, 0,
+                           CLI_POS_SESSION, NULL};
 
 int cmd_stats(int argc, char **argv)
 {
     const char *path = NULL, *only = NULL;
     stats_options opt = {0, 0};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(argv[i], "--csv")) {
-            opt.csv = 1;
-        } else if (!strcmp(argv[i], "--top") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (*end || v < 1) {
-                fprintf(stderr, "warplens stats: --top needs a positive number, got '%s'\n", argv[i]);
+    cli_parser p;
+    cli_init(&p, &CLI_STATS, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        long long v;
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_CSV: opt.csv = 1; break;
+        case O_TOP:
+            if (cli_number(&p, 1, INT_MAX, &v))
                 return 2;
-            }
             opt.kernel_limit = (int)v;
-        } else if (!strcmp(argv[i], "--only") && i + 1 < argc) {
-            only = argv[++i];
-        } else if (argv[i][0] == '-') {
-            fprintf(stderr, "warplens stats: unknown option '%s'\n", argv[i]);
-            usage(stderr);
-            return 2;
-        } else if (!path) {
-            path = argv[i];
-        } else {
-            fprintf(stderr, "warplens stats: one session at a time ('%s' is extra)\n", argv[i]);
-            return 2;
+            break;
+        case O_ONLY: only = p.arg; break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, &path, 1, "one session at a time"))
+                return 2;
+            break;
         }
     }
-    if (!path) {
-        usage(stderr);
-        return 2;
-    }
+    if (!path)
+        return cli_error(&CLI_STATS, "no session given (usage: warplens stats <session> [options])");
     static const char *const tables[] = {"overview", "kernels", "copies", "api", "nvtx",
                                          "scopes",   "sync",    "timers", "lost", "samples"};
     enum { NTABLES = 10, COPIES = 2, NVTX = 4, SCOPES = 5, TIMERS = 7, SAMPLES = 9 };

@@ -24,29 +24,37 @@ static wl_tp_precision precision_of(const char *p)
     return WL_TP_FP32;
 }
 
+enum { O_CSV = 1 };
+
+static const cli_opt OPTS[] = {
+    {O_CSV, 0, "csv", CLI_ARG_NONE, NULL, "comma-separated values instead of a table", NULL, NULL},
+    {0},
+};
+const cli_cmd CLI_THROUGHPUT = {
+    "throughput", "<session> [--csv]",
+    "  TFLOP/s, GB/s, % of the device's peaks and roofline bound of annotated kernels and scopes\n"
+    "  (warplens_annotate_next_launch / warplens_annotate_scope in warplens.h)\n",
+    OPTS, NULL, NULL, 0, CLI_POS_SESSION, NULL};
+
 int cmd_throughput(int argc, char **argv)
 {
     const char *path = NULL;
     int csv = 0;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-            printf("usage: warplens throughput <session> [--csv]\n"
-                   "  TFLOP/s, GB/s, %% of the device's peaks and roofline bound of annotated kernels and scopes\n"
-                   "  (warplens_annotate_next_launch / warplens_annotate_scope in warplens.h)\n");
-            return 0;
-        } else if (!strcmp(argv[i], "--csv")) {
-            csv = 1;
-        } else if (argv[i][0] == '-' || path) {
-            fprintf(stderr, "usage: warplens throughput <session> [--csv]\n");
-            return 2;
-        } else {
-            path = argv[i];
+    cli_parser p;
+    cli_init(&p, &CLI_THROUGHPUT, argc, argv);
+    for (int id; (id = cli_next(&p)) != CLI_END;) {
+        switch (id) {
+        case CLI_HELP: return 0;
+        case CLI_ERROR: return 2;
+        case O_CSV: csv = 1; break;
+        case CLI_POSITIONAL:
+            if (cli_positional(&p, &path, 1, "one session at a time"))
+                return 2;
+            break;
         }
     }
-    if (!path) {
-        fprintf(stderr, "usage: warplens throughput <session> [--csv]\n");
-        return 2;
-    }
+    if (!path)
+        return cli_error(&CLI_THROUGHPUT, "no session given (usage: warplens throughput <session> [--csv])");
     wl_session *s = cli_session_open(path);
     if (!s)
         return 1;

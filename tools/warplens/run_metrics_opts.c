@@ -6,43 +6,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_KERNEL, OPT_SKIP, OPT_COUNT, OPT_NVTX, OPT_GRAPHS };
-
-/* warplens' names, then ncu's */
-static const struct { const char *name; int opt; } OPTS[] = {
-    {"--metrics-kernel", OPT_KERNEL}, {"-k", OPT_KERNEL},        {"--kernel-name", OPT_KERNEL},
-    {"--metrics-skip", OPT_SKIP},     {"-s", OPT_SKIP},          {"--launch-skip", OPT_SKIP},
-    {"--metrics-count", OPT_COUNT},   {"-c", OPT_COUNT},         {"--launch-count", OPT_COUNT},
-    {"--metrics-nvtx", OPT_NVTX},     {"--nvtx-include", OPT_NVTX}, {"--metrics-graphs", OPT_GRAPHS},
-};
-
-static int find(const char *name)
+int run_metric_opt(run_metric_opts *o, int which, const char *value)
 {
-    for (size_t i = 0; i < sizeof OPTS / sizeof OPTS[0]; i++)
-        if (!strcmp(name, OPTS[i].name))
-            return OPTS[i].opt;
-    return -1;
-}
-
-int run_metric_opt_takes_value(const char *name) { return find(name) >= 0; }
-
-int run_metric_opt(run_metric_opts *o, const char *name, const char *value)
-{
-    switch (find(name)) {
-    case OPT_KERNEL: o->kernel = value; return 1;
-    case OPT_SKIP: o->skip = value; return 1;
-    case OPT_COUNT: o->count = value; return 1;
-    case OPT_GRAPHS: o->graphs = value; return 1;
-    case OPT_NVTX:
+    switch (which) {
+    case RUN_MF_KERNEL: o->kernel = value; break;
+    case RUN_MF_SKIP: o->skip = value; break;
+    case RUN_MF_COUNT: o->count = value; break;
+    case RUN_MF_GRAPHS: o->graphs = value; break;
+    case RUN_MF_NVTX:
         if (o->nnvtx == RUN_NVTX_NAMES) {
             fprintf(stderr, "warplens run: at most %d --metrics-nvtx names\n", RUN_NVTX_NAMES);
-            o->error = 1;
-            return 1;
+            return -1;
         }
         o->nvtx[o->nnvtx++] = value;
-        return 1;
-    default: return 0;
+        break;
     }
+    return 0;
 }
 
 /* The regular expression of -k without ncu's "regex:" prefix. */

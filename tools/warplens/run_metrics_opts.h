@@ -13,13 +13,13 @@ typedef struct run_metric_opts {
     const char *kernel, *skip, *count, *graphs;
     const char *nvtx[RUN_NVTX_NAMES];
     int nnvtx;
-    int error; /* set by run_metric_opt when it refused the option (message printed) */
 } run_metric_opts;
 
-/* 1 when `name` is one of these options and took `value` (or refused it: o->error), else 0. */
-int run_metric_opt(run_metric_opts *o, const char *name, const char *value);
-/* 1 for the names of these options (all take a value). */
-int run_metric_opt_takes_value(const char *name);
+/* which option (the names, warplens' and ncu's, are in cmd_run.c's table) */
+enum { RUN_MF_KERNEL, RUN_MF_SKIP, RUN_MF_COUNT, RUN_MF_NVTX, RUN_MF_GRAPHS };
+
+/* Takes the option's value; -1 after one line on stderr when it is refused. */
+int run_metric_opt(run_metric_opts *o, int which, const char *value);
 /* Checks the values (and that --metrics was given); -1 after one line on stderr. */
 int run_metric_opts_check(const run_metric_opts *o, int metrics_on);
 /* Sets the recorder's variables; a text such as "-k gemm -c 10" into text for the session. */

@@ -1,6 +1,8 @@
 /* The progress line of `warplens run --metrics` (see run_progress.h). */
 #include "run_progress.h"
 
+#include "progress.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -9,20 +11,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 void run_progress_init(run_progress *p, const char *capture_dir, int on)
 {
     memset(p, 0, sizeof *p);
     snprintf(p->dir, sizeof p->dir, "%s", capture_dir);
     const char *force = getenv("WARPLENS_PROGRESS");
     p->on = force && *force ? strcmp(force, "0") != 0 : on;
-    p->start_ns = now_ns();
+    p->start_ns = cli_progress_now_ns();
 }
 
 int run_progress_read(const char *dir, wlcap_progress *sum)
@@ -66,39 +61,12 @@ int run_progress_read(const char *dir, wlcap_progress *sum)
     return n;
 }
 
-/* "1,234,567" */
-static const char *count(uint64_t v, char *b, size_t n)
-{
-    char raw[32];
-    int len = snprintf(raw, sizeof raw, "%llu", (unsigned long long)v);
-    size_t o = 0;
-    for (int i = 0; i < len && o + 2 < n; i++) {
-        if (i && (len - i) % 3 == 0)
-            b[o++] = ',';
-        b[o++] = raw[i];
-    }
-    b[o] = 0;
-    return b;
-}
-
-static const char *duration(double s, char *b, size_t n)
-{
-    long t = s < 0 ? 0 : (long)(s + 0.5);
-    if (t >= 3600)
-        snprintf(b, n, "%ldh%02ldm", t / 3600, t / 60 % 60);
-    else if (t >= 60)
-        snprintf(b, n, "%ldm%02lds", t / 60, t % 60);
-    else
-        snprintf(b, n, "%lds", t);
-    return b;
-}
-
 void run_progress_format(const wlcap_progress *p, double elapsed_s, double rate, char *out, size_t n)
 {
     char a[32], b[32], c[32];
     size_t o = 0;
 #define ADD(...) (o += (size_t)snprintf(out + o, o < n ? n - o : 0, __VA_ARGS__), o = o < n ? o : n)
-    ADD("metrics: %s calls profiled", count(p->calls_done, a, sizeof a));
+    ADD("metrics: %s calls profiled", cli_progress_count(p->calls_done, a, sizeof a));
     if (p->passes)
         ADD(" (%u pass%s, %s)", p->passes, p->passes == 1 ? "" : "es",
             p->replay == WLCAP_METRIC_REPLAY_KERNEL ? "kernel replay" : "no replay");
@@ -106,20 +74,22 @@ void run_progress_format(const wlcap_progress *p, double elapsed_s, double rate,
     if (rate > 0) {
         ADD(", %.3g/s", rate);
         if (waiting)
-            ADD(", %s waiting ~%s", count(waiting, a, sizeof a), duration((double)waiting / rate, b, sizeof b));
+            ADD(", %s waiting ~%s", cli_progress_count(waiting, a, sizeof a),
+                cli_progress_duration((double)waiting / rate, b, sizeof b));
     } else if (waiting) {
-        ADD(", %s waiting", count(waiting, a, sizeof a));
+        ADD(", %s waiting", cli_progress_count(waiting, a, sizeof a));
     }
-    ADD(" | ranges: %s kernels", count(p->kernels, a, sizeof a));
+    ADD(" | ranges: %s kernels", cli_progress_count(p->kernels, a, sizeof a));
     if (p->copies || p->sets)
-        ADD(", %s copies, %s sets", count(p->copies, b, sizeof b), count(p->sets, c, sizeof c));
+        ADD(", %s copies, %s sets", cli_progress_count(p->copies, b, sizeof b),
+            cli_progress_count(p->sets, c, sizeof c));
     if (p->graphs)
-        ADD(", %s graph launches", count(p->graphs, a, sizeof a));
+        ADD(", %s graph launches", cli_progress_count(p->graphs, a, sizeof a));
     if (p->unknown)
-        ADD(", %s untied", count(p->unknown, a, sizeof a));
+        ADD(", %s untied", cli_progress_count(p->unknown, a, sizeof a));
     if (p->left_out)
-        ADD(" | %s launches left out by filters", count(p->left_out, a, sizeof a));
-    ADD(" | %s", duration(elapsed_s, a, sizeof a));
+        ADD(" | %s launches left out by filters", cli_progress_count(p->left_out, a, sizeof a));
+    ADD(" | %s", cli_progress_duration(elapsed_s, a, sizeof a));
 #undef ADD
 }
 
@@ -130,7 +100,7 @@ void run_progress_tick(run_progress *p)
     wlcap_progress sum;
     if (!run_progress_read(p->dir, &sum))
         return;
-    uint64_t t = now_ns();
+    uint64_t t = cli_progress_now_ns();
     /* the rate since the oldest of the last RUN_PROGRESS_WINDOW ticks, read before its slot is reused */
     unsigned slot = p->ticks % RUN_PROGRESS_WINDOW, oldest = p->ticks >= RUN_PROGRESS_WINDOW ? slot : 0;
     double rate = 0;
@@ -141,16 +111,13 @@ void run_progress_tick(run_progress *p)
     p->ticks++;
     char line[400];
     run_progress_format(&sum, (double)(t - p->start_ns) / 1e9, rate, line, sizeof line);
-    fprintf(stderr, "\r\033[K%s", line);
-    fflush(stderr);
+    cli_progress_show(line);
     p->shown = 1;
 }
 
 void run_progress_end(run_progress *p)
 {
-    if (p->shown) {
-        fprintf(stderr, "\r\033[K");
-        fflush(stderr);
-    }
+    if (p->shown)
+        cli_progress_show("");
     p->shown = 0;
 }

@@ -4,9 +4,11 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis/inkernel_session.h"
 #include "store/session_writer.h"
+#include "progress.h"
 
 static int has_suffix(const char *s, const char *suffix)
 {
@@ -31,9 +33,22 @@ int session_build(const char *out, const char *const *captures, int n, const cha
             return -1;
         }
     }
+    /* one progress line over all captures: bytes read of their sizes */
+    cli_progress pl;
+    cli_progress_init(&pl, "importing", "bytes", quiet);
+    for (int i = 0; i < n; i++) {
+        struct stat sb;
+        pl.total += stat(captures[i], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+    }
+    wl_progress sink = cli_progress_sink(&pl);
+    wl_session_writer_set_progress(w, &sink);
     for (int i = 0; i < n; i++) {
         wl_import_stats st;
-        if (wl_session_writer_import(w, captures[i], &st, err, sizeof err) != 0) {
+        struct stat sb;
+        int rc = wl_session_writer_import(w, captures[i], &st, err, sizeof err);
+        pl.base += stat(captures[i], &sb) == 0 ? (uint64_t)sb.st_size : 0;
+        if (rc != 0) {
+            cli_progress_end(&pl);
             fprintf(stderr, "warplens: %s\n", err);
             wl_session_writer_abort(w);
             return -1;
@@ -53,6 +68,7 @@ int session_build(const char *out, const char *const *captures, int n, const cha
             fprintf(stderr, "warplens: %s: skipped %llu records of a newer capture format\n", captures[i],
                     (unsigned long long)st.unknown_records);
     }
+    cli_progress_end(&pl);
     for (int i = 0; i < n_side; i++) {
         if (has_suffix(side[i], ".wlik")) {
             /* in-kernel buffers are the program's own extra: a bad one costs itself, not the session */
