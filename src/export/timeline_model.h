@@ -99,6 +99,9 @@ typedef struct wl_tl_options {
     int flat;        /* every slice on its thread's or stream's own track, none dropped, no slice
                       * ends reported: for sinks that keep no nesting (JFR) */
     unsigned inkernel_max_lanes; /* in-kernel (block, group) lanes drawn per buffer; 0 = 1024 */
+    uint64_t until_ns; /* 0: the whole run; else host and GPU rows that start at or after it are
+                        * not read (a sink that keeps a leading window stops the walk there;
+                        * slices open at that time still end where they end) */
     void (*progress)(uint64_t done, uint64_t total, void *arg);
     void *progress_arg;
 } wl_tl_options;
