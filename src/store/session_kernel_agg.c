@@ -140,42 +140,26 @@ typedef struct name_acc {
 typedef struct agg {
     name_acc *names;
     size_t n_names, cap_names;
-    size_t *slot;              /* open addressing over names: index + 1 */
-    size_t slot_cap;
+    key_hash name_ix;          /* name_id -> index in names */
     key_hash cfg, pair;        /* (name_id, pid, device, launch configuration) and (name_id, grid, block) */
 } agg;
 
 static name_acc *find_name(agg *a, int64_t id)
 {
-    if ((a->n_names + 1) * 2 > a->slot_cap) {
-        size_t nc = a->slot_cap ? a->slot_cap * 2 : 64;
-        size_t *ns = calloc(nc, sizeof *ns);
-        if (!ns)
-            return NULL;
-        for (size_t i = 0; i < a->n_names; i++) {
-            size_t j = key_hash_of(&a->names[i].name_id, 1) & (nc - 1);
-            while (ns[j])
-                j = (j + 1) & (nc - 1);
-            ns[j] = i + 1;
-        }
-        free(a->slot);
-        a->slot = ns;
-        a->slot_cap = nc;
-    }
-    size_t j = key_hash_of(&id, 1) & (a->slot_cap - 1);
-    while (a->slot[j]) {
-        if (a->names[a->slot[j] - 1].name_id == id)
-            return &a->names[a->slot[j] - 1];
-        j = (j + 1) & (a->slot_cap - 1);
-    }
-    if (wl_grow((void **)&a->names, &a->cap_names, a->n_names, sizeof *a->names, 64))
+    int64_t k[2] = {id, 0};
+    key_entry *e = key_find(&a->name_ix, k);
+    if (!e)
         return NULL;
-    name_acc *n = &a->names[a->n_names];
-    memset(n, 0, sizeof *n);
-    n->name_id = id;
-    n->min = UINT64_MAX;
-    a->slot[j] = ++a->n_names;
-    return n;
+    if (!e->calls) { /* a new name: the entry's count holds its index + 1 */
+        if (wl_grow((void **)&a->names, &a->cap_names, a->n_names, sizeof *a->names, 64))
+            return NULL;
+        name_acc *n = &a->names[a->n_names];
+        memset(n, 0, sizeof *n);
+        n->name_id = id;
+        n->min = UINT64_MAX;
+        e->calls = ++a->n_names;
+    }
+    return &a->names[e->calls - 1];
 }
 
 /* Columns: 0 name_id, 1 pid, 2 device_id, 3-5 grid, 6-8 block, 9-11 cluster, 12 registers,
@@ -373,6 +357,7 @@ int wl_session_kernel_aggregate(wl_session *s, wl_kernel_aggregate *out)
     memset(out, 0, sizeof *out);
     agg a;
     memset(&a, 0, sizeof a);
+    a.name_ix.nk = 1;
     a.cfg.nk = NCFG;
     a.pair.nk = NPAIR;
     sqlite3_stmt *st;
@@ -390,7 +375,7 @@ int wl_session_kernel_aggregate(wl_session *s, wl_kernel_aggregate *out)
     for (size_t i = 0; i < a.n_names; i++)
         free(a.names[i].dur);
     free(a.names);
-    free(a.slot);
+    free(a.name_ix.e);
     free(a.cfg.e);
     free(a.pair.e);
     if (rc)
