@@ -32,13 +32,14 @@ static void take_config(const wl_kernel_config *c, void *arg)
 int wl_kernel_table(wl_session *s, wl_occ_cache *cache, wl_kernel_table_row **out)
 {
     *out = NULL;
-    wl_kernel_summary *sums;
-    int n = wl_session_kernel_summaries(s, &sums);
-    if (n < 0)
+    wl_kernel_aggregate a; /* the summaries and the configurations from one read of the kernels */
+    if (wl_session_kernel_aggregate(s, &a))
         return -1;
+    wl_kernel_summary *sums = a.sums;
+    int n = a.n_sums;
     wl_kernel_table_row *rows = calloc(n ? (size_t)n : 1, sizeof *rows);
     if (!rows) {
-        free(sums);
+        wl_kernel_aggregate_free(&a);
         return -1;
     }
     uint64_t total = 0;
@@ -53,9 +54,10 @@ int wl_kernel_table(wl_session *s, wl_occ_cache *cache, wl_kernel_table_row **ou
             rows[i].mangled = strdup("");
         }
     }
-    free(sums);
     table_ctx t = {rows, n};
-    wl_session_each_kernel_config(s, take_config, &t);
+    for (size_t i = 0; i < a.n_configs; i++)
+        take_config(&a.configs[i], &t);
+    wl_kernel_aggregate_free(&a);
     wl_occ_cache *own = cache ? NULL : wl_occ_cache_new(s);
     for (int i = 0; i < n && (cache || own); i++) {
         if (!rows[i].has_config)

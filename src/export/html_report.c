@@ -39,7 +39,7 @@ typedef struct fill_pt {
 typedef struct rp {
     wl_json_out j;
     uint64_t origin, cutoff, host_budget, gpu_budget;
-    uint64_t n_slices, n_host, n_gpu, seen;
+    uint64_t n_slices, n_host, n_gpu;
     rp_track *tracks;
     size_t n_tracks, cap_tracks;
     char **names;                /* interned slice names, index = position */
@@ -134,7 +134,6 @@ static void put_args(wl_json_out *j, const wl_tl_slice *s)
 static int on_slice(void *ctx, const wl_tl_slice *s)
 {
     rp *r = ctx;
-    r->seen++;
     int gpu = s->kind >= WL_TL_KERNEL && s->kind <= WL_TL_MEMSET;
     if (s->start_ns >= r->cutoff || (gpu ? r->n_gpu >= r->gpu_budget : r->n_host >= r->host_budget))
         return 0;
@@ -471,7 +470,9 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
     wl_json_lit(&r->j, ",\"slices\":[");
     wl_tl_sink sink = {r, on_track, on_slice, on_end, on_counter, NULL};
     wl_tl_stats ts;
-    int rc = wl_timeline_walk(s, o ? o->tl : NULL, &sink, &ts, err, err_size);
+    wl_tl_options tl = o && o->tl ? *o->tl : (wl_tl_options){0};
+    tl.until_ns = r->cutoff == UINT64_MAX ? 0 : r->cutoff; /* nothing past the window is embedded */
+    int rc = wl_timeline_walk(s, &tl, &sink, &ts, err, err_size);
     if (st->capped)
         st->window_end_ns = r->cutoff == UINT64_MAX ? span.end_ns - r->origin : r->cutoff - r->origin;
     st->slices_embedded = r->n_slices;

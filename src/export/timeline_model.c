@@ -588,7 +588,15 @@ static int walk(model *m, uint64_t open_end, char *err, size_t n)
     const wl_host_item *h = rc == 0 ? tl_reader_next_host(hr, &hfail) : NULL;
     const wl_gpu_item *g = rc == 0 ? tl_reader_next_gpu(gr, &gfail) : NULL;
     tl_group *tg = NULL;
-    while (rc == 0 && (h || g)) {
+    uint64_t until = m->o && m->o->until_ns ? m->o->until_ns : UINT64_MAX;
+    while (rc == 0) {
+        /* both cursors run in start order: the first row past the window ends its side */
+        if (h && h->start_ns >= until)
+            h = NULL;
+        if (g && g->start_ns >= until)
+            g = NULL;
+        if (!h && !g)
+            break;
         if (h && (!g || h->start_ns <= g->start_ns)) {
             if ((!tg || tg->pid != h->pid || tg->tid != h->tid) && !(tg = find_thread(m, h->pid, h->tid)))
                 rc = -1;

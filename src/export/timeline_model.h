@@ -102,6 +102,9 @@ typedef struct wl_tl_options {
                       * ends reported: for sinks that keep no nesting (JFR) */
     unsigned inkernel_max_lanes; /* in-kernel (block, group) lanes drawn per buffer; 0 = 1024 */
     wl_progress progress; /* rows walked of the rows the session holds */
+    uint64_t until_ns; /* 0: the whole run; else host and GPU rows that start at or after it are
+                        * not read (a sink that keeps a leading window stops the walk there;
+                        * slices open at that time still end where they end) */
 } wl_tl_options;
 
 typedef struct wl_tl_stats {

@@ -292,39 +292,12 @@ int64_t wl_session_kernel_overlaps(wl_session *s, int64_t id)
 
 int wl_session_each_kernel_config(wl_session *s, void (*fn)(const wl_kernel_config *, void *), void *arg)
 {
-    sqlite3_stmt *st;
-    const char *sql =
-        "SELECT name_id, pid, device_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, cluster_x, cluster_y,"
-        " cluster_z, registers_per_thread, static_smem, dynamic_smem, smem_limit_config,"
-        " coalesce(carveout_requested, -1), cache_config_requested, count(*) c, coalesce(sum(duration_ns), 0)"
-        " FROM kernel GROUP BY name_id, pid, device_id, grid_x, grid_y, grid_z, block_x, block_y, block_z,"
-        " cluster_x, cluster_y, cluster_z, registers_per_thread, static_smem, dynamic_smem, smem_limit_config,"
-        " carveout_requested, cache_config_requested ORDER BY name_id, c DESC, 20 DESC";
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+    wl_kernel_aggregate a;
+    if (wl_session_kernel_aggregate(s, &a))
         return -1;
-    int n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        wl_kernel_config c;
-        memset(&c, 0, sizeof c);
-        c.name_id = sqlite3_column_int64(st, 0);
-        c.pid = (uint32_t)sqlite3_column_int64(st, 1);
-        c.device_id = (uint32_t)sqlite3_column_int64(st, 2);
-        for (int i = 0; i < 3; i++) {
-            c.grid[i] = sqlite3_column_int(st, 3 + i);
-            c.block[i] = sqlite3_column_int(st, 6 + i);
-            c.cluster[i] = sqlite3_column_int(st, 9 + i);
-        }
-        c.registers_per_thread = sqlite3_column_int(st, 12);
-        c.static_smem = sqlite3_column_int64(st, 13);
-        c.dynamic_smem = sqlite3_column_int64(st, 14);
-        c.smem_limit_config = sqlite3_column_int(st, 15);
-        c.carveout_requested = sqlite3_column_int(st, 16);
-        c.cache_config_requested = sqlite3_column_int(st, 17);
-        c.calls = (uint64_t)sqlite3_column_int64(st, 18);
-        c.total_ns = (uint64_t)sqlite3_column_int64(st, 19);
-        fn(&c, arg);
-        n++;
-    }
-    sqlite3_finalize(st);
+    for (size_t i = 0; i < a.n_configs; i++)
+        fn(&a.configs[i], arg);
+    int n = (int)a.n_configs;
+    wl_kernel_aggregate_free(&a);
     return n;
 }

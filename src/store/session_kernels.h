@@ -102,4 +102,18 @@ typedef struct wl_kernel_config {
  * Returns the number of rows or -1. */
 int wl_session_each_kernel_config(wl_session *s, void (*fn)(const wl_kernel_config *, void *), void *arg);
 
+/* Both of the above from one read of the kernel table (session_kernel_agg.c): the summaries of
+ * wl_session_kernel_summaries, in its order, and the configurations in the order
+ * wl_session_each_kernel_config gives them. Holds 8 bytes per timed kernel while it runs (the
+ * exact percentiles), then one row per name and per configuration. 0 or -1; free with
+ * wl_kernel_aggregate_free. */
+typedef struct wl_kernel_aggregate {
+    wl_kernel_summary *sums;
+    int n_sums;
+    wl_kernel_config *configs;
+    size_t n_configs;
+} wl_kernel_aggregate;
+int wl_session_kernel_aggregate(wl_session *s, wl_kernel_aggregate *out);
+void wl_kernel_aggregate_free(wl_kernel_aggregate *a);
+
 #endif

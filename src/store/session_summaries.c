@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "store/session_internal.h"
+#include "store/session_kernels.h"
 #include "store/sql_util.h"
 
 
@@ -25,124 +26,15 @@ static void *grow(void **arr, int *count, int *cap, size_t elem)
     return e;
 }
 
-static uint64_t nearest_rank(const uint64_t *sorted, size_t n, double pct)
-{
-    if (!n)
-        return 0;
-    size_t rank = (size_t)(pct / 100.0 * (double)n + 0.999999999);
-    if (rank < 1)
-        rank = 1;
-    if (rank > n)
-        rank = n;
-    return sorted[rank - 1];
-}
-
-static wl_kernel_summary *find_name(wl_kernel_summary *rows, int n, int64_t name_id)
-{
-    for (int i = 0; i < n; i++)
-        if (rows[i].name_id == name_id)
-            return &rows[i];
-    return NULL;
-}
-
 int wl_session_kernel_summaries(wl_session *s, wl_kernel_summary **out)
 {
+    wl_kernel_aggregate a;
     *out = NULL;
-    sqlite3_stmt *st;
-    const char *agg =
-        "SELECT k.name_id, n.demangled, n.short_name, count(*), sum(k.has_timestamps),"
-        " coalesce(sum(k.duration_ns), 0), min(k.duration_ns), max(k.duration_ns), avg(k.duration_ns),"
-        " count(DISTINCT k.grid_x || ',' || k.grid_y || ',' || k.grid_z || '/' || k.block_x || ',' || k.block_y"
-        " || ',' || k.block_z), max(k.registers_per_thread), max(k.static_smem), max(k.dynamic_smem),"
-        " avg(k.queue_delay_ns), avg(k.submit_delay_ns), avg(a.duration_ns)"
-        " FROM kernel k JOIN kernel_name n ON n.id = k.name_id LEFT JOIN api_call a ON a.id = k.api_id"
-        " GROUP BY k.name_id ORDER BY 6 DESC, 4 DESC";
-    if (sqlite3_prepare_v2(s->db, agg, -1, &st, NULL) != SQLITE_OK)
+    if (wl_session_kernel_aggregate(s, &a))
         return -1;
-    wl_kernel_summary *rows = NULL;
-    int n = 0, cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        wl_kernel_summary *r = grow((void **)&rows, &n, &cap, sizeof *r);
-        if (!r)
-            break;
-        r->name_id = sqlite3_column_int64(st, 0);
-        wl_sql_text_col(st, 1, r->name, sizeof r->name);
-        wl_sql_text_col(st, 2, r->short_name, sizeof r->short_name);
-        r->calls = (uint64_t)sqlite3_column_int64(st, 3);
-        r->timed_calls = (uint64_t)sqlite3_column_int64(st, 4);
-        r->total_ns = (uint64_t)sqlite3_column_int64(st, 5);
-        r->min_ns = (uint64_t)sqlite3_column_int64(st, 6);
-        r->max_ns = (uint64_t)sqlite3_column_int64(st, 7);
-        r->mean_ns = sqlite3_column_double(st, 8);
-        r->configs = sqlite3_column_int(st, 9);
-        r->registers = sqlite3_column_int(st, 10);
-        r->static_smem = sqlite3_column_int(st, 11);
-        r->dynamic_smem = sqlite3_column_int(st, 12);
-        r->mean_queue_ns = sqlite3_column_double(st, 13);
-        r->mean_submit_ns = sqlite3_column_double(st, 14);
-        r->mean_launch_ns = sqlite3_column_double(st, 15);
-    }
-    sqlite3_finalize(st);
-
-    /* most frequent launch configuration per name */
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, count(*) c FROM kernel"
-                           " GROUP BY name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z ORDER BY name_id, c DESC",
-                           -1, &st, NULL) == SQLITE_OK) {
-        int64_t last = -1;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            int64_t id = sqlite3_column_int64(st, 0);
-            if (id == last)
-                continue;
-            last = id;
-            wl_kernel_summary *r = find_name(rows, n, id);
-            if (!r)
-                continue;
-            for (int i = 0; i < 3; i++) {
-                r->grid[i] = sqlite3_column_int(st, 1 + i);
-                r->block[i] = sqlite3_column_int(st, 4 + i);
-            }
-        }
-        sqlite3_finalize(st);
-    }
-
-    /* duration percentiles: one ordered pass */
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT name_id, duration_ns FROM kernel WHERE has_timestamps ORDER BY name_id, duration_ns",
-                           -1, &st, NULL) == SQLITE_OK) {
-        uint64_t *d = NULL;
-        size_t dn = 0, dcap = 0;
-        int64_t cur = -1;
-        int more = 1;
-        while (more) {
-            more = sqlite3_step(st) == SQLITE_ROW;
-            int64_t id = more ? sqlite3_column_int64(st, 0) : -2;
-            if (id != cur && cur != -1) {
-                wl_kernel_summary *r = find_name(rows, n, cur);
-                if (r) {
-                    r->p50_ns = nearest_rank(d, dn, 50);
-                    r->p99_ns = nearest_rank(d, dn, 99);
-                }
-                dn = 0;
-            }
-            if (!more)
-                break;
-            cur = id;
-            if (dn == dcap) {
-                size_t nc = dcap ? dcap * 2 : 1024;
-                uint64_t *p = realloc(d, nc * sizeof *p);
-                if (!p)
-                    break;
-                d = p;
-                dcap = nc;
-            }
-            d[dn++] = (uint64_t)sqlite3_column_int64(st, 1);
-        }
-        free(d);
-        sqlite3_finalize(st);
-    }
-    *out = rows;
-    return n;
+    free(a.configs);
+    *out = a.sums;
+    return a.n_sums;
 }
 
 int wl_session_copy_summaries(wl_session *s, wl_copy_summary **out)

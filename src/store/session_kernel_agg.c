@@ -1,0 +1,391 @@
+/* The per-name kernel summaries and launch configurations from one read of the kernel table (see
+ * session_kernels.h). SQL's GROUP BY would sort every kernel row once per grouping (four sorts of
+ * the whole table for `stats`); here each row is read once, in rowid order, and folded into hash
+ * tables keyed by the grouping columns, so the cost is one sequential scan. The duration
+ * percentiles are exact: the durations of timed kernels are kept (8 bytes per kernel) and the
+ * ranks selected by radix selection, linear and independent of the values' order.
+ * Results, order and NULL handling are those of the SQL it replaces: a NULL in a grouping column
+ * is its own group and reads as 0, aggregates leave NULLs out. */
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/grow.h"
+#include "store/session_internal.h"
+#include "store/session_kernels.h"
+#include "store/sql_util.h"
+
+/* ---- a hash of fixed-width integer keys (values plus a NULL mask) with two counters each --- */
+
+#define NCFG 18 /* the widest key: (name_id, pid, device_id, launch configuration) */
+#define NPAIR 7 /* (name_id, grid, block) */
+typedef struct key_entry {
+    int64_t k[NCFG + 1]; /* k[nk]: bit i set when value i is NULL */
+    uint64_t calls, total;
+    int used;
+} key_entry;
+
+typedef struct key_hash {
+    int nk;
+    key_entry *e;
+    size_t cap, n;
+} key_hash;
+
+static uint64_t key_hash_of(const int64_t *k, int n)
+{
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < n; i++)
+        h = (h ^ (uint64_t)k[i]) * 0xff51afd7ed558ccdull, h ^= h >> 29;
+    return h;
+}
+
+static key_entry *key_find(key_hash *t, const int64_t *k)
+{
+    int w = t->nk + 1;
+    if ((t->n + 1) * 2 > t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 256;
+        key_entry *ne = calloc(nc, sizeof *ne);
+        if (!ne)
+            return NULL;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->e[i].used)
+                continue;
+            size_t j = key_hash_of(t->e[i].k, w) & (nc - 1);
+            while (ne[j].used)
+                j = (j + 1) & (nc - 1);
+            ne[j] = t->e[i];
+        }
+        free(t->e);
+        t->e = ne;
+        t->cap = nc;
+    }
+    size_t j = key_hash_of(k, w) & (t->cap - 1);
+    while (t->e[j].used) {
+        if (!memcmp(t->e[j].k, k, (size_t)w * sizeof *k))
+            return &t->e[j];
+        j = (j + 1) & (t->cap - 1);
+    }
+    key_entry *e = &t->e[j];
+    memcpy(e->k, k, (size_t)w * sizeof *k);
+    e->used = 1;
+    t->n++;
+    return e;
+}
+
+/* SQLite's order of grouping keys: NULL first, then by value, column by column. */
+static int key_cmp(const int64_t *a, const int64_t *b, int nk)
+{
+    for (int i = 0; i < nk; i++) {
+        int na = (int)(a[nk] >> i & 1), nb = (int)(b[nk] >> i & 1);
+        if (na != nb)
+            return na ? -1 : 1;
+        if (!na && a[i] != b[i])
+            return a[i] < b[i] ? -1 : 1;
+    }
+    return 0;
+}
+
+/* ---- exact ranks by radix selection -------------------------------------------------------- */
+
+/* The k-th smallest (0-based) of v[0..n): 16 bits at a time, the candidates sharing the chosen
+ * leading digits are swapped to the front (v keeps the same values, in another order). */
+static uint64_t select_rank(uint64_t *v, size_t n, size_t k, uint32_t *hist)
+{
+    size_t lo = 0, cnt = n;
+    for (int shift = 48; shift >= 0; shift -= 16) {
+        memset(hist, 0, 65536 * sizeof *hist);
+        for (size_t i = lo; i < lo + cnt; i++)
+            hist[v[i] >> shift & 0xffff]++;
+        uint32_t d = 0;
+        while (k >= hist[d])
+            k -= hist[d++];
+        size_t w = lo;
+        for (size_t i = lo; i < lo + cnt; i++)
+            if ((v[i] >> shift & 0xffff) == d) {
+                uint64_t t = v[w];
+                v[w++] = v[i];
+                v[i] = t;
+            }
+        cnt = hist[d];
+        if (cnt == 1 || shift == 0)
+            return v[lo + k];
+    }
+    return v[lo + k];
+}
+
+static uint64_t nearest_rank(uint64_t *v, size_t n, double pct, uint32_t *hist)
+{
+    if (!n)
+        return 0;
+    size_t rank = (size_t)(pct / 100.0 * (double)n + 0.999999999);
+    rank = rank < 1 ? 1 : rank > n ? n : rank;
+    return select_rank(v, n, rank - 1, hist);
+}
+
+/* ---- the pass ------------------------------------------------------------------------------- */
+
+typedef struct name_acc {
+    int64_t name_id;
+    uint64_t calls, timed, total, dur_n, min, max;
+    int64_t regs, smem_static, smem_dynamic;
+    int has_regs, has_static, has_dynamic;
+    int64_t queue_sum, submit_sum, launch_sum;
+    uint64_t queue_n, submit_n, launch_n;
+    uint64_t *dur;             /* durations of the timed calls, for the percentiles */
+    size_t n_dur, cap_dur;
+    uint64_t configs;          /* distinct (grid, block) without NULLs */
+    const key_entry *top;      /* most frequent (grid, block) */
+} name_acc;
+
+typedef struct agg {
+    name_acc *names;
+    size_t n_names, cap_names;
+    key_hash name_ix;          /* name_id -> index in names */
+    key_hash cfg, pair;        /* (name_id, pid, device, launch configuration) and (name_id, grid, block) */
+} agg;
+
+static name_acc *find_name(agg *a, int64_t id)
+{
+    int64_t k[2] = {id, 0};
+    key_entry *e = key_find(&a->name_ix, k);
+    if (!e)
+        return NULL;
+    if (!e->calls) { /* a new name: the entry's count holds its index + 1 */
+        if (wl_grow((void **)&a->names, &a->cap_names, a->n_names, sizeof *a->names, 64))
+            return NULL;
+        name_acc *n = &a->names[a->n_names];
+        memset(n, 0, sizeof *n);
+        n->name_id = id;
+        n->min = UINT64_MAX;
+        e->calls = ++a->n_names;
+    }
+    return &a->names[e->calls - 1];
+}
+
+/* Columns: 0 name_id, 1 pid, 2 device_id, 3-5 grid, 6-8 block, 9-11 cluster, 12 registers,
+ * 13 static smem, 14 dynamic smem, 15 smem_limit_config, 16 carveout_requested,
+ * 17 cache_config_requested, 18 has_timestamps, 19 duration, 20 queue delay, 21 submit delay,
+ * 22 the API call's duration. */
+#define COLS                                                                                              \
+    "k.name_id, k.pid, k.device_id, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"      \
+    " k.cluster_x, k.cluster_y, k.cluster_z, k.registers_per_thread, k.static_smem, k.dynamic_smem,"     \
+    " k.smem_limit_config, k.carveout_requested, k.cache_config_requested, k.has_timestamps,"            \
+    " k.duration_ns, k.queue_delay_ns, k.submit_delay_ns, a.duration_ns"
+
+static void take_max(int64_t *m, int *has, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return;
+    int64_t v = sqlite3_column_int64(st, col);
+    if (!*has || v > *m)
+        *m = v, *has = 1;
+}
+
+static void take_mean(int64_t *sum, uint64_t *n, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return;
+    *sum = (int64_t)((uint64_t)*sum + (uint64_t)sqlite3_column_int64(st, col)); /* (wraps, as no real session does) */
+    (*n)++;
+}
+
+static int row(agg *a, sqlite3_stmt *st)
+{
+    int64_t k[NCFG + 1] = {0};
+    for (int i = 0; i < NCFG; i++) {
+        if (sqlite3_column_type(st, i) == SQLITE_NULL)
+            k[NCFG] |= 1ll << i;
+        else
+            k[i] = sqlite3_column_int64(st, i);
+    }
+    name_acc *n = find_name(a, k[0]);
+    if (!n)
+        return -1;
+    int has_dur = sqlite3_column_type(st, 19) != SQLITE_NULL;
+    uint64_t dur = (uint64_t)sqlite3_column_int64(st, 19);
+    n->calls++;
+    n->timed += (uint64_t)sqlite3_column_int64(st, 18);
+    if (has_dur) {
+        n->total += dur;
+        n->dur_n++;
+        n->min = dur < n->min ? dur : n->min;
+        n->max = dur > n->max ? dur : n->max;
+    }
+    take_max(&n->regs, &n->has_regs, st, 12);
+    take_max(&n->smem_static, &n->has_static, st, 13);
+    take_max(&n->smem_dynamic, &n->has_dynamic, st, 14);
+    take_mean(&n->queue_sum, &n->queue_n, st, 20);
+    take_mean(&n->submit_sum, &n->submit_n, st, 21);
+    take_mean(&n->launch_sum, &n->launch_n, st, 22);
+    if (sqlite3_column_int64(st, 18)) {
+        if (wl_grow((void **)&n->dur, &n->cap_dur, n->n_dur, sizeof *n->dur, 64))
+            return -1;
+        n->dur[n->n_dur++] = dur; /* (a NULL duration ranks as 0, as it read before) */
+    }
+    /* (name, pid, device, configuration): the configuration table */
+    key_entry *c = key_find(&a->cfg, k);
+    int64_t p[NCFG + 1] = {k[0], k[3], k[4], k[5], k[6], k[7], k[8]};
+    p[NPAIR] = (k[NCFG] & 1) | (k[NCFG] >> 3 & 0x3f) << 1;
+    key_entry *g = c ? key_find(&a->pair, p) : NULL;
+    if (!g)
+        return -1;
+    c->calls++, g->calls++;
+    c->total += has_dur ? dur : 0;
+    return 0;
+}
+
+static int by_total(const void *x, const void *y)
+{
+    const wl_kernel_summary *a = x, *b = y;
+    if (a->total_ns != b->total_ns)
+        return a->total_ns > b->total_ns ? -1 : 1;
+    if (a->calls != b->calls)
+        return a->calls > b->calls ? -1 : 1;
+    return (a->name_id > b->name_id) - (a->name_id < b->name_id);
+}
+
+static int cfg_order(const void *x, const void *y)
+{
+    const key_entry *a = *(const key_entry *const *)x, *b = *(const key_entry *const *)y;
+    if (a->k[0] != b->k[0])
+        return a->k[0] < b->k[0] ? -1 : 1;
+    if (a->calls != b->calls)
+        return a->calls > b->calls ? -1 : 1;
+    if (a->total != b->total)
+        return a->total > b->total ? -1 : 1;
+    return key_cmp(a->k, b->k, NCFG);
+}
+
+static double mean(int64_t sum, uint64_t n) { return n ? (double)sum / (double)n : 0.0; }
+
+/* The summaries of the names kernel_name knows, most GPU time first. */
+static int summaries(wl_session *s, agg *a, wl_kernel_aggregate *out)
+{
+    for (size_t i = 0; i < a->pair.cap; i++) {
+        const key_entry *e = &a->pair.e[i];
+        name_acc *n = e->used ? find_name(a, e->k[0]) : NULL;
+        if (!n)
+            continue;
+        n->configs += (e->k[NPAIR] & 0x7e) == 0;
+        if (!n->top || e->calls > n->top->calls || (e->calls == n->top->calls && key_cmp(e->k, n->top->k, NPAIR) < 0))
+            n->top = e;
+    }
+    uint32_t *hist = malloc(65536 * sizeof *hist);
+    out->sums = calloc(a->n_names ? a->n_names : 1, sizeof *out->sums);
+    sqlite3_stmt *st = NULL;
+    if (!hist || !out->sums ||
+        sqlite3_prepare_v2(s->db, "SELECT demangled, short_name FROM kernel_name WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+        free(hist);
+        return -1;
+    }
+    for (size_t i = 0; i < a->n_names; i++) {
+        name_acc *n = &a->names[i];
+        sqlite3_reset(st);
+        sqlite3_bind_int64(st, 1, n->name_id);
+        if (sqlite3_step(st) != SQLITE_ROW)
+            continue; /* (a kernel of no known name is in no summary, as with the join before) */
+        wl_kernel_summary *r = &out->sums[out->n_sums++];
+        r->name_id = n->name_id;
+        wl_sql_text_col(st, 0, r->name, sizeof r->name);
+        wl_sql_text_col(st, 1, r->short_name, sizeof r->short_name);
+        r->calls = n->calls;
+        r->timed_calls = n->timed;
+        r->total_ns = n->total;
+        r->min_ns = n->dur_n ? n->min : 0;
+        r->max_ns = n->dur_n ? n->max : 0;
+        r->mean_ns = mean((int64_t)n->total, n->dur_n);
+        r->configs = (int)n->configs;
+        r->registers = (int)n->regs;
+        r->static_smem = (int)n->smem_static;
+        r->dynamic_smem = (int)n->smem_dynamic;
+        r->mean_queue_ns = mean(n->queue_sum, n->queue_n);
+        r->mean_submit_ns = mean(n->submit_sum, n->submit_n);
+        r->mean_launch_ns = mean(n->launch_sum, n->launch_n);
+        for (int d = 0; n->top && d < 3; d++) {
+            r->grid[d] = (int)n->top->k[1 + d];
+            r->block[d] = (int)n->top->k[4 + d];
+        }
+        r->p50_ns = nearest_rank(n->dur, n->n_dur, 50, hist);
+        r->p99_ns = nearest_rank(n->dur, n->n_dur, 99, hist);
+    }
+    sqlite3_finalize(st);
+    free(hist);
+    qsort(out->sums, (size_t)out->n_sums, sizeof *out->sums, by_total);
+    return 0;
+}
+
+static int configs(agg *a, wl_kernel_aggregate *out)
+{
+    const key_entry **order = malloc((a->cfg.n ? a->cfg.n : 1) * sizeof *order);
+    out->configs = calloc(a->cfg.n ? a->cfg.n : 1, sizeof *out->configs);
+    if (!order || !out->configs) {
+        free(order);
+        return -1;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < a->cfg.cap; i++)
+        if (a->cfg.e[i].used)
+            order[n++] = &a->cfg.e[i];
+    qsort(order, n, sizeof *order, cfg_order);
+    for (size_t i = 0; i < n; i++) {
+        const int64_t *k = order[i]->k;
+        wl_kernel_config *c = &out->configs[i];
+        c->name_id = k[0];
+        c->pid = (uint32_t)k[1];
+        c->device_id = (uint32_t)k[2];
+        for (int d = 0; d < 3; d++) {
+            c->grid[d] = (int)k[3 + d];
+            c->block[d] = (int)k[6 + d];
+            c->cluster[d] = (int)k[9 + d];
+        }
+        c->registers_per_thread = (int)k[12];
+        c->static_smem = k[13];
+        c->dynamic_smem = k[14];
+        c->smem_limit_config = (int)k[15];
+        c->carveout_requested = k[NCFG] >> 16 & 1 ? -1 : (int)k[16];
+        c->cache_config_requested = (int)k[17];
+        c->calls = order[i]->calls;
+        c->total_ns = order[i]->total;
+    }
+    out->n_configs = n;
+    free(order);
+    return 0;
+}
+
+int wl_session_kernel_aggregate(wl_session *s, wl_kernel_aggregate *out)
+{
+    memset(out, 0, sizeof *out);
+    agg a;
+    memset(&a, 0, sizeof a);
+    a.name_ix.nk = 1;
+    a.cfg.nk = NCFG;
+    a.pair.nk = NPAIR;
+    sqlite3_stmt *st;
+    int rc = -1;
+    if (sqlite3_prepare_v2(s->db, "SELECT " COLS " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id", -1, &st,
+                           NULL) == SQLITE_OK) {
+        int step;
+        while ((step = sqlite3_step(st)) == SQLITE_ROW)
+            if (row(&a, st))
+                break;
+        sqlite3_finalize(st);
+        if (step == SQLITE_DONE && summaries(s, &a, out) == 0 && configs(&a, out) == 0)
+            rc = 0;
+    }
+    for (size_t i = 0; i < a.n_names; i++)
+        free(a.names[i].dur);
+    free(a.names);
+    free(a.name_ix.e);
+    free(a.cfg.e);
+    free(a.pair.e);
+    if (rc)
+        wl_kernel_aggregate_free(out);
+    return rc;
+}
+
+void wl_kernel_aggregate_free(wl_kernel_aggregate *a)
+{
+    free(a->sums);
+    free(a->configs);
+    memset(a, 0, sizeof *a);
+}
