@@ -140,6 +140,28 @@ PY
 # a quoted glob
 "$W" merge -q -o glob.wlsession 'job/rank00[0-2].wlsession' && "$W" info glob.wlsession | grep -q "3 processes" && ok || bad "glob"
 
+# real H100 sessions with different kernel names, stall reasons and metrics: every kernel keeps
+# its name, every stall row its reason and kernel, every metric value its metric (ids remapped)
+D=$WARPLENS_SOURCE_DIR/tests/data
+"$W" merge -q -o real.wlsession "$D/demo-h100.wlsession" "$D/torch-h100.wlsession" "$D/stalls-torch-h100.wlsession" \
+    "$D/metrics-h100.wlsession" 2>err.txt && python3 - "$D" real.wlsession <<'PY' && ok || bad "real sessions: $(cat err.txt)"
+import sqlite3, sys
+out = sqlite3.connect(sys.argv[2])
+Q = {"kernel": "SELECT k.correlation_id, k.start_ns, n.mangled FROM kernel k LEFT JOIN kernel_name n ON n.id = k.name_id WHERE k.pid IN (%s)",
+     "kernel_stall": "SELECT s.correlation_id, r.name, s.samples, (SELECT n.mangled FROM kernel k JOIN kernel_name n ON n.id = k.name_id"
+                     " WHERE k.id = s.kernel_id) FROM kernel_stall s JOIN stall_reason r ON r.id = s.reason_id WHERE s.pid IN (%s)",
+     "kernel_metric": "SELECT m.name, v.value, (SELECT k.correlation_id FROM kernel k WHERE k.id = v.kernel_id) FROM kernel_metric v"
+                      " JOIN metric m ON m.id = v.metric_id WHERE v.pid IN (%s)"}
+for f in ("demo-h100", "torch-h100", "stalls-torch-h100", "metrics-h100"):
+    c = sqlite3.connect("%s/%s.wlsession" % (sys.argv[1], f))
+    pids = ",".join(str(r[0]) for r in c.execute("SELECT pid FROM process"))
+    for t, q in Q.items():
+        if not c.execute("SELECT count(*) FROM sqlite_master WHERE name = ?", (t,)).fetchone()[0]:
+            continue
+        a, b = sorted(c.execute(q % pids), key=repr), sorted(out.execute(q % pids), key=repr)
+        assert a and a == b or not a and not b, (f, t, len(a), len(b))
+PY
+
 # malformed inputs: one line, no output, no temporary left
 no_output() { [ ! -e x.wlsession ] && [ -z "$(ls -a | grep '\.tmp\.')" ]; }
 "$W" merge -o x.wlsession job/rank000.wlsession job/rank000.wlsession 2>err.txt; rc=$?
