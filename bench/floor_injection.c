@@ -5,6 +5,9 @@
  * `warplens run --capture-range profiler-api` does, for the in-process comparison (--inproc).
  * It is also the reference count of the lossless-capture checks (tests/gpu/gpu_threads.py): it
  * allocates a buffer whenever CUPTI asks, so it loses nothing to its own limits.
+ * WL_FLOOR_OUT=FILE: the count also appended to FILE as one line "rank=R pid=P kernels=N" (R: the
+ * RANK environment variable, "-" without one), for jobs of several processes (tests/gpu/
+ * test_multirank.sh: each rank's count next to its session's).
  * WL_FLOOR_STATS=1: at exit also how CUPTI used the buffers: requests, the most outstanding at
  * once, how many distinct threads asked, completed buffers and their fill, records CUPTI dropped.
  * WL_FLOOR_PER_THREAD=0: CUPTI's per-thread activity buffers off (one shared buffer queue).
@@ -90,6 +93,14 @@ static void at_exit(void)
 {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     fprintf(stderr, "floor: %llu kernel records\n", g_records);
+    const char *out = getenv("WL_FLOOR_OUT"), *rank = getenv("RANK");
+    FILE *f = out && out[0] ? fopen(out, "a") : NULL; /* one short line: appends of ranks do not mix */
+    if (f) {
+        fprintf(f, "rank=%s pid=%ld kernels=%llu\n", rank && rank[0] ? rank : "-", (long)getpid(), g_records);
+        fclose(f);
+    } else if (out && out[0]) {
+        fprintf(stderr, "floor: cannot append to %s\n", out);
+    }
     if (g_stats) {
         size_t dropped = 0;
         cuptiActivityGetNumDroppedRecords(NULL, 0, &dropped);

@@ -51,8 +51,9 @@ fi
 # lossless under many launching threads: the thread x stream matrix (C with raw pthreads, PyTorch),
 # CUDA graphs of 10,000 nodes, a 10 M-kernel run; each against a minimal CUPTI consumer's count,
 # with the recorder's peak memory per case (WARPLENS_SUITE_THREADS=default skips the 10 M run)
-# torch.distributed under torchrun: per-rank sessions, ranks, a two-host merge (NCCL with >= 2 GPUs)
-run_step multirank bash tests/gpu/test_multirank.sh "$OUT/multirank"
+# torch.distributed under torchrun: per-rank sessions (kernel counts per rank against the minimal
+# CUPTI consumer), ranks, a two-host merge (NCCL with >= 2 GPUs)
+run_step multirank bash tests/gpu/test_multirank.sh "$OUT/multirank" "$B"
 run_step threads python3 tests/gpu/gpu_threads.py --build "$B" --out "$OUT" --cases "${WARPLENS_SUITE_THREADS:-long}"
 rm -f "$OUT"/threads-*.wlsession
 # the no-range-limit check: 100,000 kernels with a one-pass metric set (about 1 ms each without

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/collective_match.h"
 #include "store/session.h"
 #include "store/session_ranks.h"
 
@@ -24,20 +25,10 @@ typedef struct host {
 
 typedef struct reader {
     host *h;
-    uint32_t pid;
-    int64_t stream;
-    int stream_ord, k;
+    wl_coll_keyer kr;
     char first_host[128];
     int min_rank;
 } reader;
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 0x100000001b3u;
-    return h;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -69,22 +60,10 @@ static void add(host *h, uint64_t key, int64_t end)
 static void on_collective(const wl_collective *c, void *arg)
 {
     reader *r = arg;
-    if (c->pid != r->pid) {
-        r->pid = c->pid;
-        r->stream_ord = -1;
-        r->stream = INT64_MIN;
-    }
-    if (c->stream_id != r->stream) {
-        r->stream = c->stream_id;
-        r->stream_ord++;
-        r->k = 0;
-    }
-    /* the k-th collective of its name on this stream */
-    if (r->k >= WL_CLOCK_MAX_PER_STREAM)
-        return;
-    uint64_t key = hash_str(c->name) ^ mix((uint64_t)r->stream_ord << 32 | (uint32_t)r->k);
-    r->k++;
-    add(r->h, key, (int64_t)c->end_ns);
+    uint64_t key = wl_coll_key(&r->kr, c);
+    /* the first collectives of each stream */
+    if (wl_coll_keyer_index(&r->kr) < WL_CLOCK_MAX_PER_STREAM)
+        add(r->h, key, (int64_t)c->end_ns);
 }
 
 static void on_process(const wl_process_row *p, void *arg)
@@ -141,50 +120,78 @@ static void estimate(host *h, const host *ref)
     free(d);
 }
 
-int wl_clock_align(const char *const *paths, int n, wl_merge_clock **hosts_out, int *nhosts, int *input_host,
-                   char *err, size_t err_size)
+struct wl_clock_align {
+    host *hosts; /* at most one per input */
+    int *input_host;
+    int n, nh;
+};
+
+wl_clock_align *wl_clock_align_new(int ninputs)
 {
-    host *hosts = calloc((size_t)(n > 0 ? n : 1), sizeof *hosts);
-    int nh = 0, rc = -1;
-    if (!hosts) {
-        snprintf(err, err_size, "out of memory");
+    wl_clock_align *a = calloc(1, sizeof *a);
+    int n = ninputs > 0 ? ninputs : 1;
+    if (!a || !(a->hosts = calloc((size_t)n, sizeof *a->hosts)) || !(a->input_host = calloc((size_t)n, sizeof(int)))) {
+        wl_clock_align_free(a);
+        return NULL;
+    }
+    a->n = ninputs;
+    return a;
+}
+
+void wl_clock_align_free(wl_clock_align *a)
+{
+    if (!a)
+        return;
+    for (int h = 0; a->hosts && h < a->nh; h++)
+        free(a->hosts[h].slots);
+    free(a->hosts);
+    free(a->input_host);
+    free(a);
+}
+
+int wl_clock_align_add(wl_clock_align *a, wl_session *s, int input, char *err, size_t err_size)
+{
+    if (input < 0 || input >= a->n) {
+        snprintf(err, err_size, "input %d out of range", input);
         return -1;
     }
-    for (int i = 0; i < n; i++) {
-        wl_session *s = wl_session_open(paths[i], err, err_size);
-        if (!s)
-            goto done;
-        reader r;
-        memset(&r, 0, sizeof r);
-        r.min_rank = -1;
-        wl_session_each_process(s, on_process, &r);
-        int h = 0;
-        while (h < nh && strcmp(hosts[h].c.host, r.first_host))
-            h++;
-        if (h == nh) {
-            snprintf(hosts[nh].c.host, sizeof hosts[nh].c.host, "%s", r.first_host);
-            hosts[nh].min_rank = -1;
-            nh++;
-        }
-        if (r.min_rank >= 0 && (hosts[h].min_rank < 0 || r.min_rank < hosts[h].min_rank))
-            hosts[h].min_rank = r.min_rank;
-        input_host[i] = h;
-        r.h = &hosts[h];
-        r.pid = UINT32_MAX;
-        int got = wl_session_each_collective(s, on_collective, &r);
-        wl_session_close(s);
-        if (got < 0) {
-            snprintf(err, err_size, "%s: cannot read its kernels", paths[i]);
-            goto done;
-        }
+    reader r;
+    memset(&r, 0, sizeof r);
+    r.min_rank = -1;
+    wl_session_each_process(s, on_process, &r);
+    int h = 0;
+    while (h < a->nh && strcmp(a->hosts[h].c.host, r.first_host))
+        h++;
+    if (h == a->nh) {
+        snprintf(a->hosts[h].c.host, sizeof a->hosts[h].c.host, "%s", r.first_host);
+        a->hosts[h].min_rank = -1;
+        a->nh++;
     }
-    int ref = 0;
+    host *hp = &a->hosts[h];
+    if (r.min_rank >= 0 && (hp->min_rank < 0 || r.min_rank < hp->min_rank))
+        hp->min_rank = r.min_rank;
+    a->input_host[input] = h;
+    r.h = hp;
+    if (wl_session_each_collective(s, on_collective, &r) < 0) {
+        snprintf(err, err_size, "cannot read its kernels");
+        return -1;
+    }
+    return 0;
+}
+
+int wl_clock_align_finish(wl_clock_align *a, wl_merge_clock **hosts_out, int *nhosts, int *input_host, char *err,
+                          size_t err_size)
+{
+    host *hosts = a->hosts;
+    int nh = a->nh, ref = 0;
     for (int h = 0; h < nh; h++)
         if (hosts[h].min_rank >= 0 && (hosts[ref].min_rank < 0 || hosts[h].min_rank < hosts[ref].min_rank))
             ref = h;
     *hosts_out = malloc((size_t)(nh > 0 ? nh : 1) * sizeof **hosts_out);
-    if (!*hosts_out)
-        goto done;
+    if (!*hosts_out) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
     for (int h = 0; h < nh; h++) {
         if (h == ref) {
             snprintf(hosts[h].c.source, sizeof hosts[h].c.source, "reference");
@@ -193,11 +200,7 @@ int wl_clock_align(const char *const *paths, int n, wl_merge_clock **hosts_out, 
         }
         (*hosts_out)[h] = hosts[h].c;
     }
+    memcpy(input_host, a->input_host, (size_t)a->n * sizeof *input_host);
     *nhosts = nh;
-    rc = 0;
-done:
-    for (int h = 0; h < nh; h++)
-        free(hosts[h].slots);
-    free(hosts);
-    return rc;
+    return 0;
 }

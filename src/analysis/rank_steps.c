@@ -261,3 +261,19 @@ void wl_rank_report_free(wl_rank_report *r)
     free(r->steps);
     memset(r, 0, sizeof *r);
 }
+
+void wl_rank_total_of(const wl_rank_report *r, int i, wl_rank_total *t)
+{
+    memset(t, 0, sizeof *t);
+    const wl_rank *k = &r->ranks[i];
+    for (int s = 0; s < k->nsteps; s++) {
+        const wl_rank_step *x = &k->steps[s];
+        t->time_ns += x->end_ns - x->start_ns;
+        t->busy_ns += x->busy_ns;
+        t->collective_ns += x->collective_ns;
+        t->wait_ns += x->wait_ns;
+        t->copies += x->copies;
+    }
+    for (int s = 0; s < r->nsteps; s++)
+        t->straggler_steps += r->steps[s].straggler == i;
+}

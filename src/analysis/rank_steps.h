@@ -48,6 +48,13 @@ typedef struct wl_rank_report {
     wl_step_summary *steps;
 } wl_rank_report;
 
+/* A rank's steps summed (its straggler_steps: steps where it was the straggler). */
+typedef struct wl_rank_total {
+    uint64_t time_ns, busy_ns, collective_ns, wait_ns, copies;
+    int straggler_steps;
+} wl_rank_total;
+void wl_rank_total_of(const wl_rank_report *r, int i, wl_rank_total *t);
+
 /* step NULL: the most frequent top-level NVTX range of the first session. 0, or -1 with err. */
 int wl_rank_report_build(const char *const *paths, int n, const char *step, wl_rank_report *r, char *err,
                          size_t err_size);

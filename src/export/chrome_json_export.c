@@ -2,6 +2,7 @@
  * export written as X (complete) slices, s/f flow pairs (f binds to the enclosing GPU slice with
  * "bp":"e"), C counters and M metadata naming every pid and tid. ts/dur are microseconds from the
  * session origin (otherData.origin_realtime_ns), with three decimals so nothing below 1 ns is lost. */
+#include "analysis/collective_match.h"
 #include "export/session_export.h"
 
 #include <stdlib.h>
@@ -53,8 +54,11 @@ static int js_track(void *ctx, const wl_tl_track *t)
 {
     js_sink *s = ctx;
     switch (t->type) {
-    case WL_TL_PROCESS:
     case WL_TL_GPU:
+        if (t->parent_uuid) /* a ranked session's: its streams are threads of its process */
+            break;
+        /* fall through */
+    case WL_TL_PROCESS:
         meta(s, "process", t->pid, NULL, t->name, t->sort_index);
         break;
     case WL_TL_THREAD:
@@ -87,7 +91,7 @@ static void head(js_sink *s, const char *ph, const char *cat, const char *name, 
 
 static void flow(js_sink *s, const char *ph, uint64_t id, const wl_tl_track *t, uint64_t ts)
 {
-    head(s, ph, "flow", "launch", t, ts);
+    head(s, ph, "flow", id >= WL_COLL_FLOW_BASE ? "collective" : "launch", t, ts);
     wl_json_lit(&s->j, ",\"id\":");
     wl_json_u64(&s->j, id);
     if (ph[0] == 'f')
@@ -124,6 +128,8 @@ static int js_begin(void *ctx, const wl_tl_slice *sl)
         flow(s, "s", sl->flows_out[i], sl->track, sl->start_ns);
     if (sl->flow_in)
         flow(s, "f", sl->flow_in, sl->track, sl->start_ns);
+    if (sl->rank_flow_in)
+        flow(s, "f", sl->rank_flow_in, sl->track, sl->start_ns);
     return s->j.failed;
 }
 

@@ -13,6 +13,7 @@
 #include "common/grow.h"
 #include "export/json_out.h"
 #include "export/report_metrics.h"
+#include "export/report_ranks.h"
 #include "store/session_cursors.h"
 #include "store/session_metrics.h"
 
@@ -145,10 +146,13 @@ static int on_slice(void *ctx, const wl_tl_slice *s)
             return -1;
         r->fsrc[r->n_fsrc++] = (u64_pair){r->n_slices, s->flows_out[i]};
     }
-    if (s->flow_in) {
+    const uint64_t in[2] = {s->flow_in, s->rank_flow_in};
+    for (int i = 0; i < 2; i++) {
+        if (!in[i])
+            continue;
         if (grow((void **)&r->fdst, &r->cap_fdst, r->n_fdst, sizeof *r->fdst))
             return -1;
-        r->fdst[r->n_fdst++] = (u64_pair){r->n_slices, s->flow_in};
+        r->fdst[r->n_fdst++] = (u64_pair){r->n_slices, in[i]};
     }
     wl_json_lit(&r->j, r->n_slices ? ",\n[" : "\n[");
     wl_json_u64(&r->j, s->track->uuid);
@@ -481,6 +485,8 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
         write_model(r, st);
         rc = write_tables(&r->j, s, err, err_size);
     }
+    if (rc == 0)
+        st->rank_section = wl_report_ranks(&r->j, s);
     if (rc == 0) {
         wl_json_lit(&r->j, "}</script>\n<script>\n");
         wl_json_lit(&r->j, WL_REPORT_JS);

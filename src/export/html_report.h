@@ -23,6 +23,7 @@ typedef struct wl_report_stats {
     uint64_t slices_total, slices_embedded, flows_embedded, fill_points;
     int capped;
     uint64_t window_end_ns;    /* relative to the origin when capped */
+    int rank_section;          /* the ranks' table and imbalance chart are in (export/report_ranks.h) */
 } wl_report_stats;
 
 int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_report_stats *st, char *err,

@@ -37,7 +37,10 @@ static int pf_track(void *ctx, const wl_tl_track *t)
         d.has_thread = 1, d.pid = (int32_t)t->pid, d.tid = (int32_t)t->tid, d.thread_name = t->name;
         break;
     case WL_TL_GPU: {
-        d.has_process = 1, d.pid = (int32_t)t->pid, d.process_name = t->name;
+        if (t->parent_uuid) /* a ranked session's: a track under its process */
+            d.parent_uuid = t->parent_uuid, d.name = t->name, d.has_rank = 1, d.sibling_order_rank = t->sort_index;
+        else
+            d.has_process = 1, d.pid = (int32_t)t->pid, d.process_name = t->name;
         if (wl_pf_write_track(&p->w, &d))
             return -1;
         /* streams hang under a plain track that orders them by stream id */
@@ -69,10 +72,14 @@ static int pf_begin(void *ctx, const wl_tl_slice *s)
                      .category = s->category,
                      .flow_ids = s->flows_out, .n_flow_ids = s->n_flows_out, .args = s->args,
                      .n_args = s->n_args};
-    if (s->flow_in) {
-        e.terminating_flow_ids = &s->flow_in;
-        e.n_terminating_flow_ids = 1;
-    }
+    uint64_t in[2];
+    size_t nin = 0;
+    if (s->flow_in)
+        in[nin++] = s->flow_in;
+    if (s->rank_flow_in)
+        in[nin++] = s->rank_flow_in;
+    e.terminating_flow_ids = in;
+    e.n_terminating_flow_ids = nin;
     p->events++;
     return wl_pf_write_event(&p->w, &e);
 }

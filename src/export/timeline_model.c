@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/collective_match.h"
 #include "analysis/kernel_backend.h"
 #include "export/timeline_index.h"
 #include "export/timeline_internal.h"
 
 #define MAX_DEPTH 256          /* Perfetto allows < 512 nested slices per track */
 #define HOST_LANE_TID 0x40000000u
+#define RANK_STREAM_TID 0x20000000u /* ranked sessions: a rank's streams, under its process: + device << 16 */
 
 typedef struct tl_lane {
     wl_tl_track t;
@@ -63,6 +65,9 @@ typedef struct model {
     tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
     tl_metrics *metrics;       /* NULL: the session has no hardware metrics */
     backend_slot backends[1024];
+    int ranked;                /* several ranks or hosts: processes named host / rank N / pid, each with its GPUs */
+    wl_coll_links *coll;       /* collectives run by several processes: flows first -> last arrival */
+    tl_flows coll_started;     /* those flows drawn from their first arrival */
     uint64_t done, total;
     int failed;
 } model;
@@ -149,12 +154,12 @@ static int keep(model *m, ptr_list *l, tl_key k, void *p)
     return 0;
 }
 
-static tl_group *declare_proc(model *m, uint32_t pid, const char *cmdline)
+static tl_group *declare_proc(model *m, uint32_t pid, const char *cmdline, const wl_process_row *row)
 {
     tl_group *g = find_proc(m, pid);
     if (g)
         return g;
-    /* the program's base name: "python3", "warplens_demo" */
+    /* the program's base name: "python3", "warplens_demo"; in a ranked session where it ran */
     char name[160] = "";
     size_t len = strcspn(cmdline, " ");
     const char *p = cmdline;
@@ -164,6 +169,13 @@ static tl_group *declare_proc(model *m, uint32_t pid, const char *cmdline)
     snprintf(name, sizeof name, "%.*s", (int)(cmdline + len - p), p);
     if (!name[0])
         snprintf(name, sizeof name, "process %u", pid);
+    if (m->ranked && row) {
+        const char *host = row->hostname[0] ? row->hostname : "?";
+        if (row->rank >= 0)
+            snprintf(name, sizeof name, "%.100s / rank %d / %u", host, row->rank, pid);
+        else
+            snprintf(name, sizeof name, "%.100s / %u", host, pid);
+    }
     tl_lane *l = new_lane(m, WL_TL_PROCESS, 0, pid, pid, name, (int)m->procs.n, -1);
     g = new_group(m, l, pid, pid, 0, -1);
     if (!g || keep(m, &m->procs, (tl_key){TL_KEY_PROC, pid, 0, 0}, g)) {
@@ -176,13 +188,42 @@ static tl_group *declare_proc(model *m, uint32_t pid, const char *cmdline)
 static void on_process(const wl_process_row *r, void *arg)
 {
     model *m = arg;
-    if (!declare_proc(m, r->pid, r->cmdline))
+    if (!declare_proc(m, r->pid, r->cmdline, r))
         m->failed = 1;
+}
+
+typedef struct rank_census {
+    int ranks, procs;
+    char host[128];
+    int hosts; /* 1, or 2 for more */
+} rank_census;
+
+static void count_rank(const wl_process_row *r, void *arg)
+{
+    rank_census *c = arg;
+    c->procs++;
+    c->ranks += r->rank >= 0;
+    if (!c->hosts) {
+        snprintf(c->host, sizeof c->host, "%s", r->hostname);
+        c->hosts = 1;
+    } else if (strcmp(c->host, r->hostname)) {
+        c->hosts = 2;
+    }
+}
+
+/* A ranked session: several processes of which two have a rank, or processes of two hosts (a
+ * merged job). */
+static int session_ranked(wl_session *s)
+{
+    rank_census c = {0};
+    if (wl_session_each_process(s, count_rank, &c) < 0)
+        return 0;
+    return c.procs > 1 && (c.ranks > 1 || c.hosts > 1);
 }
 
 static tl_group *declare_thread(model *m, uint32_t pid, uint32_t tid, const char *name)
 {
-    tl_group *p = declare_proc(m, pid, "");
+    tl_group *p = declare_proc(m, pid, "", NULL);
     if (!p)
         return NULL;
     char label[160];
@@ -218,29 +259,35 @@ static tl_group *find_thread(model *m, uint32_t pid, uint32_t tid)
 
 /* ---- GPUs and streams ------------------------------------------------------------------------- */
 
-static tl_gpu *find_gpu(model *m, uint32_t device, const char *name)
+/* The GPU device of process pid: in a ranked session each process's own, a track under its
+ * process (pid 0: a device no process is named for); else one synthetic process per device. */
+static tl_gpu *find_gpu(model *m, uint32_t pid, uint32_t device, const char *name)
 {
-    tl_gpu *g = tl_index_get(&m->by_key, (tl_key){TL_KEY_GPU, 0, device, 0});
+    uint32_t owner = m->ranked ? pid : 0;
+    tl_gpu *g = tl_index_get(&m->by_key, (tl_key){TL_KEY_GPU, owner, device, 0});
     if (g)
         return g;
+    tl_group *proc = owner ? declare_proc(m, owner, "", NULL) : NULL;
+    if (owner && !proc)
+        return NULL;
     g = calloc(1, sizeof *g);
     if (!g)
         return NULL;
     g->device = device;
-    g->next_tid = 1;
+    g->next_tid = owner ? RANK_STREAM_TID + (device << 16) + 1 : 1;
     snprintf(g->name, sizeof g->name, "GPU %u%s%s%s", device, name && name[0] ? " (" : "", name ? name : "",
              name && name[0] ? ")" : "");
-    uint32_t pid = WL_TL_GPU_PID_BASE + device;
-    g->t = (wl_tl_track){.uuid = ++m->next_uuid, .type = WL_TL_GPU, .pid = pid, .tid = 0, .name = g->name,
-                         .sort_index = 1000 + (int)device, .stream_id = -1};
+    uint32_t gpid = owner ? owner : WL_TL_GPU_PID_BASE + device;
+    g->t = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = proc ? proc->lanes[0]->t.uuid : 0, .type = WL_TL_GPU,
+                         .pid = gpid, .tid = 0, .name = g->name, .sort_index = 1000 + (int)device, .stream_id = -1};
     tl_counters_init(&g->counters, device);
     g->counters.fill_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid, .type = WL_TL_COUNTER,
-                                           .pid = pid, .name = "GPU fill (estimated %)", .sort_index = 0,
+                                           .pid = gpid, .name = "GPU fill (estimated %)", .sort_index = 0,
                                            .unit = "%", .stream_id = -1};
     g->counters.count_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid,
-                                            .type = WL_TL_COUNTER, .pid = pid, .name = "Concurrent kernels",
+                                            .type = WL_TL_COUNTER, .pid = gpid, .name = "Concurrent kernels",
                                             .sort_index = 1, .unit = "kernels", .stream_id = -1};
-    if (keep(m, &m->gpus, (tl_key){TL_KEY_GPU, 0, device, 0}, g)) {
+    if (keep(m, &m->gpus, (tl_key){TL_KEY_GPU, owner, device, 0}, g)) {
         tl_counters_free(&g->counters);
         free(g);
         return NULL;
@@ -253,7 +300,7 @@ static tl_gpu *find_gpu(model *m, uint32_t device, const char *name)
 static void on_device(const wl_device_row *d, void *arg)
 {
     model *m = arg;
-    if (!find_gpu(m, d->device_id, d->name) || tl_occ_add_device(m->occ, d))
+    if (!find_gpu(m, d->pid, d->device_id, d->name) || tl_occ_add_device(m->occ, d))
         m->failed = 1;
 }
 
@@ -263,11 +310,11 @@ static tl_group *find_stream(model *m, const wl_gpu_item *it)
     tl_group *g = tl_index_get(&m->by_key, k);
     if (g)
         return g;
-    tl_gpu *gpu = find_gpu(m, it->device_id, NULL);
+    tl_gpu *gpu = find_gpu(m, it->pid, it->device_id, NULL);
     if (!gpu)
         return NULL;
     char name[96];
-    int many_procs = m->procs.n > 1;
+    int many_procs = m->procs.n > 1 && !m->ranked; /* ranked: under the process already */
     if (many_procs)
         snprintf(name, sizeof name, "Stream %lld (pid %u)", (long long)it->stream_id, it->pid);
     else
@@ -316,7 +363,7 @@ static tl_lane *place(model *m, tl_group *g, uint64_t start, uint64_t end, int *
             const wl_tl_track *b = &g->lanes[0]->t;
             char name[224];
             snprintf(name, sizeof name, "%s (overlap %d)", b->name, i);
-            uint32_t tid = b->type == WL_TL_STREAM ? ((tl_gpu *)find_gpu(m, g->device, NULL))->next_tid++
+            uint32_t tid = b->type == WL_TL_STREAM ? ((tl_gpu *)find_gpu(m, g->pid, g->device, NULL))->next_tid++
                                                    : HOST_LANE_TID + m->next_host_lane_tid++;
             tl_lane *l = new_lane(m, WL_TL_LANE, b->uuid, b->pid, tid, name, b->sort_index + i, b->stream_id);
             if (!l)
@@ -444,7 +491,7 @@ static const char *backend_of(model *m, const wl_gpu_item *it)
 static int gpu_item(model *m, const wl_gpu_item *it)
 {
     tl_group *g = find_stream(m, it);
-    tl_gpu *gpu = g ? find_gpu(m, it->device_id, NULL) : NULL;
+    tl_gpu *gpu = g ? find_gpu(m, it->pid, it->device_id, NULL) : NULL;
     if (!gpu)
         return -1;
     tl_occ occ = {0};
@@ -475,6 +522,20 @@ static int gpu_item(model *m, const wl_gpu_item *it)
                      .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0,
                      .active_blocks_per_sm = occ.active_blocks_per_sm, .limiter = occ.valid ? occ.limiter : NULL,
                      .launch_ns = flow ? (int64_t)launch_ns : -1};
+    /* a collective other ranks ran too: a flow from the first rank to arrive to the last */
+    uint64_t coll_out = 0, coll_in = 0, unused;
+    if (m->coll && it->kind == WL_GPU_KERNEL) {
+        wl_coll_links_get(m->coll, it->pid, it->stream_id, it->start_ns, &coll_out, &coll_in);
+        if (coll_out) {
+            if (tl_flows_add(&m->coll_started, coll_out, 0))
+                return -1;
+            s.flows_out = &coll_out;
+            s.n_flows_out = 1;
+            m->st->flows++;
+        }
+        if (coll_in && tl_flows_take(&m->coll_started, coll_in, &unused))
+            s.rank_flow_in = coll_in;
+    }
     if (it->kind == WL_GPU_KERNEL) {
         s.kind = WL_TL_KERNEL;
         s.category = "kernel";
@@ -541,7 +602,7 @@ static int on_sample(const wl_device_sample_row *r, void *arg)
     model *m = arg;
     if (r->ts_ns < m->st->origin_ns)
         return 0;
-    tl_gpu *g = find_gpu(m, r->device_id, NULL);
+    tl_gpu *g = find_gpu(m, r->pid, r->device_id, NULL);
     if (!g) {
         m->failed = 1;
         return 1;
@@ -571,7 +632,7 @@ fail:
 
 static const wl_tl_track *pm_gpu(void *ctx, uint32_t device)
 {
-    tl_gpu *g = find_gpu(ctx, device, NULL);
+    tl_gpu *g = find_gpu(ctx, 0, device, NULL);
     return g ? &g->t : NULL;
 }
 
@@ -640,7 +701,7 @@ static int inkernel_stream(void *ctx, uint32_t pid, uint32_t device, int64_t str
     memset(&it, 0, sizeof it);
     it.pid = pid, it.device_id = device, it.stream_id = stream;
     tl_group *g = find_stream(m, &it);
-    tl_gpu *gpu = g ? find_gpu(m, device, NULL) : NULL;
+    tl_gpu *gpu = g ? find_gpu(m, pid, device, NULL) : NULL;
     if (!gpu)
         return -1;
     *base = &g->lanes[0]->t;
@@ -678,6 +739,16 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     if (metrics_failed)
         return -1;
     snprintf(err, err_size, "timeline export failed (out of memory or output error)");
+    m.ranked = session_ranked(s);
+    if (m.ranked) {
+        char why[256];
+        m.coll = wl_coll_links_build(s, why, sizeof why);
+        if (!m.coll && why[0]) {
+            snprintf(err, err_size, "%s", why);
+            tl_metrics_close(m.metrics);
+            return -1;
+        }
+    }
     if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, on_process, &m) >= 0 && !m.failed &&
         wl_session_each_thread(s, on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, on_device, &m) >= 0 &&
         !m.failed && walk(&m, span.end_ns, err, err_size) == 0 &&
@@ -705,6 +776,8 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     free(m.gpus.p);
     tl_index_free(&m.by_key);
     tl_flows_free(&m.flows);
+    tl_flows_free(&m.coll_started);
+    wl_coll_links_free(m.coll);
     tl_occ_cache_free(m.occ);
     tl_metrics_close(m.metrics);
     return rc;

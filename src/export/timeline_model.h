@@ -7,6 +7,10 @@
  *    copies annotated with their launch configuration and theoretical occupancy;
  *  - flows: from each API call to every piece of GPU work it started (graph launches: one flow
  *    per kernel);
+ *  - ranked sessions (several ranks, or several hosts: a merged job): each process is named
+ *    `host / rank N / pid` and holds its own GPUs and streams; a collective kernel that several
+ *    ranks ran (analysis/collective_match.h) starts a flow on the rank that arrived first (its
+ *    flows_out) that ends on the one that arrived last (rank_flow_in);
  *  - counters per device: estimated GPU fill (%) and concurrent kernels;
  *  - in-kernel lanes (device.cuh buffers collected under `warplens run`) under their kernel's
  *    stream, after everything else (timeline_inkernel.c);
@@ -40,7 +44,8 @@ typedef enum wl_tl_track_type {
 typedef struct wl_tl_track {
     uint64_t uuid, parent_uuid; /* non-zero, unique; parent 0 for processes and GPUs */
     wl_tl_track_type type;
-    uint32_t pid;               /* process pid, or WL_TL_GPU_PID_BASE + device */
+    uint32_t pid;               /* process pid, or WL_TL_GPU_PID_BASE + device (a ranked session's
+                                 * GPUs: their process's pid, parent its process track) */
     uint32_t tid;               /* thread id; streams and lanes get synthetic ids unique per pid */
     const char *name;
     int sort_index;
@@ -64,6 +69,8 @@ typedef struct wl_tl_slice {
     const uint64_t *flows_out; /* flows this slice starts (API calls) */
     size_t n_flows_out;
     uint64_t flow_in;          /* flow this slice ends (GPU work), 0 none */
+    uint64_t rank_flow_in;     /* a collective kernel of the last rank to arrive: the flow from the
+                                * first one's it ends (ranked sessions), 0 none */
     const wl_pf_arg *args;
     size_t n_args;
     const wl_host_item *host;  /* the row behind it (one of the two) */

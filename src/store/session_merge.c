@@ -1,6 +1,8 @@
 /* Merging sessions (see session_merge.h): a survey of every input first (so a bad one leaves
- * nothing behind), then one input at a time attached to the output and copied table by table
- * with its ids renumbered and its times shifted. What to renumber is decided per column, from
+ * nothing behind; each input is opened, and its rows checked, once), then one input at a time
+ * attached to the output and copied table by table by one INSERT ... SELECT each, with its ids
+ * offset, its times shifted, and its pids and dictionary ids mapped through joins on small
+ * temporary tables. What to renumber is decided per column, from
  * the output's schema: a column whose name says it is an id and that no rule below covers stops
  * the merge rather than being copied wrong. */
 #include "store/session_merge.h"
@@ -10,12 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "common/atomic_file.h"
 #include "store/session.h"
 #include "store/session_contract.h"
-#include "store/session_writer.h"
+#include "store/session_draft.h"
 #include "store/sql_util.h"
 
 #define PID_SPAN (UINT32_C(1) << 22) /* Linux's largest pid_max: renumbered pids start above it */
@@ -62,10 +62,16 @@ typedef struct proc {
 typedef struct merger {
     sqlite3 *db;
     proc *procs;
-    int nprocs, cap;
+    int nprocs, cap, renumbered;
+    const char *const *paths;
+    int npaths;
     char *err;
     size_t err_size;
 } merger;
+
+struct wl_merge {
+    merger m;
+};
 
 static int fail(merger *m, const char *what)
 {
@@ -105,12 +111,13 @@ static void add_proc(const wl_process_row *p, void *arg)
     snprintf(q->host, sizeof q->host, "%s", p->hostname);
 }
 
-/* Opens each input as every reader does, refuses damage, lists its processes. */
-static int survey_inputs(merger *m, const wl_merge_input *in, int n)
+/* Opens each input as every reader does, refuses damage, lists its processes, lets visit read it. */
+static int survey_inputs(merger *m, wl_merge_visit visit, void *arg)
 {
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < m->npaths; i++) {
+        const char *path = m->paths[i];
         char why[512];
-        wl_session *s = wl_session_open(in[i].path, why, sizeof why);
+        wl_session *s = wl_session_open(path, why, sizeof why);
         if (!s) {
             snprintf(m->err, m->err_size, "%s", why);
             return -1;
@@ -120,10 +127,13 @@ static int survey_inputs(merger *m, const wl_merge_input *in, int n)
         survey sv = {m, i, 0};
         if (wl_session_damage_note(s, note, sizeof note)) {
             snprintf(m->err, m->err_size, "%s is damaged: %s (`warplens info --check %s` lists it); not merged",
-                     in[i].path, note, in[i].path);
+                     path, note, path);
             rc = -1;
         } else if (wl_session_each_process(s, add_proc, &sv) < 0 || sv.oom) {
-            snprintf(m->err, m->err_size, "%s: cannot read its processes", in[i].path);
+            snprintf(m->err, m->err_size, "%s: cannot read its processes", path);
+            rc = -1;
+        } else if (visit && visit(s, i, arg, why, sizeof why)) {
+            snprintf(m->err, m->err_size, "%s: %s", path, why);
             rc = -1;
         }
         wl_session_close(s);
@@ -143,16 +153,17 @@ static int pid_taken(const merger *m, int upto, uint32_t pid)
 
 /* Two inputs with one process (pid and host): refused. One pid on two hosts: the later one is
  * renumbered. Quadratic in the processes, which are few (one or a handful per rank). */
-static int plan_pids(merger *m, const wl_merge_input *in, int *renumbered)
+static int plan_pids(merger *m)
 {
-    *renumbered = 0;
+    const char *const *in = m->paths;
+    m->renumbered = 0;
     for (int i = 0; i < m->nprocs; i++) {
         proc *p = &m->procs[i];
         for (int j = 0; j < i; j++) {
             proc *q = &m->procs[j];
             if (q->pid == p->pid && q->input != p->input && !strcmp(q->host, p->host)) {
                 snprintf(m->err, m->err_size, "%s and %s both hold process %u on host %s (the same run given"
-                         " twice?); not merged", in[q->input].path, in[p->input].path, p->pid,
+                         " twice?); not merged", in[q->input], in[p->input], p->pid,
                          p->host[0] ? p->host : "(unknown)");
                 return -1;
             }
@@ -163,7 +174,7 @@ static int plan_pids(merger *m, const wl_merge_input *in, int *renumbered)
         while (pid_taken(m, i, p->pid % PID_SPAN + k * PID_SPAN))
             k++;
         p->out_pid = p->pid % PID_SPAN + k * PID_SPAN;
-        (*renumbered)++;
+        m->renumbered++;
     }
     return 0;
 }
@@ -174,7 +185,9 @@ typedef struct plan {
     int input;
     int64_t offset;
     int64_t base[N_ID_TABLES];
-    int renumbered;      /* some of its pids change (temp.map_pid says how) */
+    int map_pid;         /* some of its pids change (temp.map_pid says how) */
+    char pid_case[640];  /* " WHEN old THEN new ..." when they are few (16 at most), else "" */
+    int map_dict[N_DICTS]; /* some of its ids of that dictionary change (temp.map_<table>) */
 } plan;
 
 static int is_time(const char *table, const char *col)
@@ -214,37 +227,51 @@ static void cat(char *buf, size_t n, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The expression copying column col of table (as the output names it). -1 when an id column
- * has no rule. */
-static int column_expr(merger *m, const plan *p, const char *table, const char *col, char *out, size_t n)
+/* The expression copying column col of table (as the output names it; the input's row is s),
+ * with the joins it needs added to joins (a map joined as j<k>, k the column's position). -1 when
+ * an id column has no rule. */
+static int column_expr(merger *m, const plan *p, const char *table, const char *col, int k, char *out, size_t n,
+                       char *joins, size_t jn)
 {
     out[0] = 0;
     int t = id_table(table);
-    if ((!strcmp(col, "pid") || (!strcmp(table, "process") && !strcmp(col, "ppid"))) && p->renumbered) {
-        snprintf(out, n, "coalesce((SELECT new FROM temp.map_pid WHERE old = \"%s\"), \"%s\")", col, col);
+    if (!strcmp(col, "pid") || (!strcmp(table, "process") && !strcmp(col, "ppid"))) {
+        if (!p->map_pid) {
+            snprintf(out, n, "s.\"%s\"", col);
+        } else if (p->pid_case[0]) { /* a few pids: constants, no lookup per row */
+            snprintf(out, n, "CASE s.\"%s\"%s ELSE s.\"%s\" END", col, p->pid_case, col);
+        } else {
+            snprintf(out, n, "coalesce(j%d.new, s.\"%s\")", k, col);
+            cat(joins, jn, " LEFT JOIN temp.map_pid j%d ON j%d.old = s.\"%s\"", k, k, col);
+        }
         return 0;
     }
     if (is_time(table, col)) {
-        snprintf(out, n, "\"%s\" + %lld", col, (long long)p->offset);
+        snprintf(out, n, p->offset ? "s.\"%s\" + %lld" : "s.\"%s\"", col, (long long)p->offset);
         return 0;
     }
     if (!strcmp(col, "id") && t >= 0) {
-        snprintf(out, n, "id + %lld", (long long)p->base[t]);
+        snprintf(out, n, "s.id + %lld", (long long)p->base[t]);
         return 0;
     }
     for (size_t i = 0; i < sizeof ID_REFS / sizeof ID_REFS[0]; i++)
         if (!strcmp(ID_REFS[i][1], col) && (!strcmp(ID_REFS[i][0], "*") || !strcmp(ID_REFS[i][0], table))) {
-            snprintf(out, n, "\"%s\" + %lld", col, (long long)p->base[id_table(ID_REFS[i][2])]);
+            snprintf(out, n, "s.\"%s\" + %lld", col, (long long)p->base[id_table(ID_REFS[i][2])]);
             return 0;
         }
     for (int i = 0; i < N_DICTS; i++)
         if (!strcmp(DICTS[i].ref, col)) {
-            snprintf(out, n, "(SELECT new FROM temp.map_%s WHERE old = \"%s\")", DICTS[i].table, col);
+            if (!p->map_dict[i]) {
+                snprintf(out, n, "s.\"%s\"", col);
+            } else {
+                snprintf(out, n, "j%d.new", k);
+                cat(joins, jn, " LEFT JOIN temp.map_%s j%d ON j%d.old = s.\"%s\"", DICTS[i].table, k, k, col);
+            }
             return 0;
         }
     if (!strcmp(col, "flow_id")) { /* kernel, memcpy or memset id * 4 + 1, 2 or 3 */
-        snprintf(out, n, "CASE WHEN flow_id IS NULL OR flow_id = 0 THEN flow_id WHEN flow_id %% 4 = 1 THEN flow_id + %lld"
-                 " WHEN flow_id %% 4 = 2 THEN flow_id + %lld ELSE flow_id + %lld END",
+        snprintf(out, n, "CASE WHEN s.flow_id IS NULL OR s.flow_id = 0 THEN s.flow_id WHEN s.flow_id %% 4 = 1"
+                 " THEN s.flow_id + %lld WHEN s.flow_id %% 4 = 2 THEN s.flow_id + %lld ELSE s.flow_id + %lld END",
                  (long long)p->base[id_table("kernel")] * 4, (long long)p->base[id_table("memcpy")] * 4,
                  (long long)p->base[id_table("memset")] * 4);
         return 0;
@@ -256,7 +283,7 @@ static int column_expr(merger *m, const plan *p, const char *table, const char *
         snprintf(m->err, m->err_size, "table %s, column %s: merge does not know what this id refers to", table, col);
         return -1;
     }
-    snprintf(out, n, "\"%s\"", col);
+    snprintf(out, n, "s.\"%s\"", col);
     return 0;
 }
 
@@ -268,19 +295,20 @@ static int dict_table(const char *name)
     return !strcmp(name, "meta") || !strcmp(name, "host_clock");
 }
 
-/* Copies src.table into main.table with the plan's expressions. */
+/* Copies src.table into main.table with the plan's expressions (the input's table is the outer loop of
+ * the joins: its rows go in in their order). */
 static int copy_table(merger *m, const plan *p, const char *table)
 {
-    char q[256], cols[SQL_MAX] = "", exprs[SQL_MAX] = "", e[1024];
+    char q[256], cols[SQL_MAX] = "", exprs[SQL_MAX] = "", joins[SQL_MAX] = "", e[1024];
     snprintf(q, sizeof q, "SELECT name FROM pragma_table_info('%s', 'main') WHERE name IN"
                           " (SELECT name FROM pragma_table_info('%s', 'src')) ORDER BY cid", table, table);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(m->db, q, -1, &st, NULL) != SQLITE_OK)
         return fail(m, table);
     int rc = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    for (int k = 0; sqlite3_step(st) == SQLITE_ROW; k++) {
         const char *col = (const char *)sqlite3_column_text(st, 0);
-        if ((rc = column_expr(m, p, table, col, e, sizeof e)) != 0)
+        if ((rc = column_expr(m, p, table, col, k, e, sizeof e, joins, sizeof joins)) != 0)
             break;
         cat(cols, sizeof cols, "%s\"%s\"", cols[0] ? ", " : "", col);
         cat(exprs, sizeof exprs, "%s%s", exprs[0] ? ", " : "", e);
@@ -288,7 +316,8 @@ static int copy_table(merger *m, const plan *p, const char *table)
     sqlite3_finalize(st);
     if (rc || !cols[0])
         return rc;
-    char *sql = sqlite3_mprintf("INSERT INTO main.\"%w\" (%s) SELECT %s FROM src.\"%w\"", table, cols, exprs, table);
+    char *sql = sqlite3_mprintf("INSERT INTO main.\"%w\" (%s) SELECT %s FROM src.\"%w\" s%s", table,
+                                cols, exprs, table, joins);
     rc = sql ? exec(m, sql, table) : -1;
     sqlite3_free(sql);
     return rc;
@@ -301,7 +330,9 @@ static int src_has(merger *m, const char *table)
     return wl_sql_scalar_u64(m->db, q) > 0;
 }
 
-static int copy_dicts(merger *m)
+/* Adds the input's new dictionary rows and maps its ids to the output's; p->map_dict[i] says
+ * whether any id changes (most often none: the ranks of a job meet their names in one order). */
+static int copy_dicts(merger *m, plan *p)
 {
     for (int i = 0; i < N_DICTS; i++) {
         const dict *d = &DICTS[i];
@@ -316,22 +347,27 @@ static int copy_dicts(merger *m)
         for (char *k = strtok(keys, ", "); k; k = strtok(NULL, ", "))
             cat(on, sizeof on, "%so.%s IS s.%s", on[0] ? " AND " : "", k, k);
         sql = sqlite3_mprintf("INSERT OR IGNORE INTO main.%s (%s) SELECT %s FROM src.%s ORDER BY id;"
-                              "INSERT INTO temp.map_%s SELECT s.id, o.id FROM src.%s s JOIN main.%s o ON %s;",
+                              "INSERT INTO temp.map_%s SELECT s.id, o.id FROM src.%s s JOIN main.%s o ON %s"
+                              " WHERE s.id IS NOT o.id;",
                               d->table, d->cols, d->cols, d->table, d->table, d->table, d->table, on);
         rc = exec(m, sql, d->table);
         sqlite3_free(sql);
         if (rc)
             return -1;
+        sql = sqlite3_mprintf("SELECT count(*) FROM temp.map_%s", d->table);
+        p->map_dict[i] = sql && wl_sql_scalar_u64(m->db, sql) > 0;
+        sqlite3_free(sql);
     }
     return 0;
 }
 
-static int copy_input(merger *m, const wl_merge_input *in, int input, const char *const *tables, int ntables)
+static int copy_input(merger *m, int input, int64_t offset, const char *const *tables, int ntables)
 {
+    const char *path = m->paths[input];
     plan p;
     memset(&p, 0, sizeof p);
     p.input = input;
-    p.offset = in->offset_ns;
+    p.offset = offset;
     if (exec(m, "DELETE FROM temp.map_pid", "pids"))
         return -1;
     for (int i = 0; i < m->nprocs; i++) {
@@ -341,9 +377,12 @@ static int copy_input(merger *m, const wl_merge_input *in, int input, const char
             snprintf(sql, sizeof sql, "INSERT INTO temp.map_pid VALUES (%u, %u)", q->pid, q->out_pid);
             if (exec(m, sql, "pids"))
                 return -1;
-            p.renumbered = 1;
+            p.map_pid++;
+            cat(p.pid_case, sizeof p.pid_case, " WHEN %u THEN %u", q->pid, q->out_pid);
         }
     }
+    if (p.map_pid > 16)
+        p.pid_case[0] = 0;
     for (int t = 0; t < N_ID_TABLES; t++) {
         char q[128];
         snprintf(q, sizeof q, "SELECT coalesce(max(id), 0) FROM main.%s", ID_TABLES[t]);
@@ -352,23 +391,23 @@ static int copy_input(merger *m, const wl_merge_input *in, int input, const char
     sqlite3_stmt *at;
     if (sqlite3_prepare_v2(m->db, "ATTACH ?1 AS src", -1, &at, NULL) != SQLITE_OK)
         return fail(m, "attach");
-    sqlite3_bind_text(at, 1, in->path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(at, 1, path, -1, SQLITE_STATIC);
     int rc = sqlite3_step(at) == SQLITE_DONE ? 0 : -1;
     sqlite3_finalize(at);
     if (rc) {
-        snprintf(m->err, m->err_size, "%s: %s", in->path, sqlite3_errmsg(m->db));
+        snprintf(m->err, m->err_size, "%s: %s", path, sqlite3_errmsg(m->db));
         return -1;
     }
     /* a transaction per input: DETACH cannot happen inside one */
-    rc = exec(m, "BEGIN", "begin") || copy_dicts(m) ||
+    rc = exec(m, "BEGIN", "begin") || copy_dicts(m, &p) ||
          exec(m, "INSERT OR IGNORE INTO main.meta SELECT key, value FROM src.meta", "meta");
     for (int i = 0; !rc && i < ntables; i++)
         if (src_has(m, tables[i]))
             rc = copy_table(m, &p, tables[i]);
-    if (rc && !strstr(m->err, in->path)) {
+    if (rc && !strstr(m->err, path)) {
         char e[512];
         snprintf(e, sizeof e, "%s", m->err);
-        snprintf(m->err, m->err_size, "%s: %s", in->path, e);
+        snprintf(m->err, m->err_size, "%s: %s", path, e);
     }
     if (!rc)
         rc = exec(m, "COMMIT", "commit");
@@ -448,91 +487,108 @@ static int write_clocks(merger *m, const wl_merge_clock *c, int n, int ninputs)
     return exec(m, sql, "meta");
 }
 
-int wl_sessions_merge(const char *out, const wl_merge_input *in, int n, const wl_merge_clock *clocks, int nclocks,
-                      wl_merge_stats *stats, char *err, size_t err_size)
+wl_merge *wl_merge_survey(const char *const *paths, int n, wl_merge_visit visit, void *arg, char *err,
+                          size_t err_size)
 {
-    merger m;
-    memset(&m, 0, sizeof m);
-    m.err = err;
-    m.err_size = err_size;
-    memset(stats, 0, sizeof *stats);
-    char tmp[4096];
     if (n < 1) {
         snprintf(err, err_size, "no sessions to merge");
+        return NULL;
+    }
+    wl_merge *w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(err, err_size, "out of memory");
+        return NULL;
+    }
+    w->m.paths = paths;
+    w->m.npaths = n;
+    w->m.err = err;
+    w->m.err_size = err_size;
+    if (survey_inputs(&w->m, visit, arg) || plan_pids(&w->m)) {
+        wl_merge_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void wl_merge_free(wl_merge *w)
+{
+    if (!w)
+        return;
+    free(w->m.procs);
+    free(w);
+}
+
+/* Everything but the rows: the maps, the indexes dropped (listed in *indexes to build again). */
+static int prepare_output(merger *m, char ***tables, int *nt, char ***indexes, int *ni)
+{
+    sqlite3_limit(m->db, SQLITE_LIMIT_ATTACHED, 2);
+    if (exec(m, "PRAGMA cache_size=-65536; PRAGMA temp_store=FILE; PRAGMA threads=2", "output") ||
+        list_schema(m, tables, nt, indexes, ni) ||
+        exec(m, "CREATE TEMP TABLE map_pid (old INTEGER PRIMARY KEY, new INTEGER)", "maps"))
         return -1;
-    }
-    if (survey_inputs(&m, in, n) || plan_pids(&m, in, &stats->renumbered_pids)) {
-        free(m.procs);
-        return -1;
-    }
-    if (wl_tmp_path_for(out, tmp, sizeof tmp)) {
-        snprintf(err, err_size, "path too long: %s", out);
-        free(m.procs);
-        return -1;
-    }
-    wl_session_writer *w = wl_session_writer_create(tmp, err, err_size);
-    if (!w || wl_session_writer_finish(w, err, err_size)) {
-        free(m.procs);
-        return -1;
-    }
-    char **tables = NULL, **indexes = NULL;
-    int nt = 0, ni = 0, rc = -1;
-    if (sqlite3_open_v2(tmp, &m.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        fail(&m, tmp);
-        goto done;
-    }
-    sqlite3_limit(m.db, SQLITE_LIMIT_ATTACHED, 2);
-    if (exec(&m, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;"
-                 " PRAGMA temp_store=FILE", "output") ||
-        list_schema(&m, &tables, &nt, &indexes, &ni))
-        goto done;
-    if (exec(&m, "CREATE TEMP TABLE map_pid (old INTEGER PRIMARY KEY, new INTEGER)", "maps"))
-        goto done;
     for (int i = 0; i < N_DICTS; i++) {
         char sql[160];
         snprintf(sql, sizeof sql, "CREATE TEMP TABLE map_%s (old INTEGER PRIMARY KEY, new INTEGER)", DICTS[i].table);
-        if (exec(&m, sql, "maps"))
-            goto done;
+        if (exec(m, sql, "maps"))
+            return -1;
     }
-    /* indexes: dropped while the rows go in, created again at the end from their SQL */
-    for (int i = 0; i < ni; i++) {
-        char *name = strstr(indexes[i], "INDEX ");
-        char drop[300];
-        if (!name)
+    /* indexes led by a time: dropped while the rows go in, created again at the end from their SQL */
+    int kept = 0;
+    for (int i = 0; i < *ni; i++) {
+        char name[128], table[128], col[128];
+        if (sscanf((*indexes)[i], "CREATE INDEX %127s ON %127[^(](%127[^,)]", name, table, col) != 3 ||
+            !is_time(table, col)) {
+            free((*indexes)[i]); /* built as the rows go in */
             continue;
-        name += 6;
-        if (!strncmp(name, "IF NOT EXISTS ", 14))
-            name += 14;
-        snprintf(drop, sizeof drop, "DROP INDEX main.%.*s", (int)strcspn(name, " ("), name);
-        if (exec(&m, drop, "indexes"))
-            goto done;
+        }
+        (*indexes)[kept++] = (*indexes)[i];
+        char drop[300];
+        snprintf(drop, sizeof drop, "DROP INDEX main.\"%s\"", name);
+        if (exec(m, drop, "indexes")) {
+            *ni = kept;
+            return -1;
+        }
     }
-    for (int i = 0; i < n; i++)
-        if (copy_input(&m, &in[i], i, (const char *const *)tables, nt))
+    *ni = kept;
+    return 0;
+}
+
+int wl_merge_write(wl_merge *w, const char *out, const int64_t *offset_ns, const wl_merge_clock *clocks,
+                   int nclocks, wl_merge_stats *stats, char *err, size_t err_size)
+{
+    merger *m = &w->m;
+    m->err = err;
+    m->err_size = err_size;
+    memset(stats, 0, sizeof *stats);
+    wl_session_draft d;
+    if (wl_session_draft_open(&d, out, err, err_size))
+        return -1;
+    m->db = d.db;
+    char **tables = NULL, **indexes = NULL;
+    int nt = 0, ni = 0, ok = 0;
+    if (prepare_output(m, &tables, &nt, &indexes, &ni))
+        goto done;
+    for (int i = 0; i < m->npaths; i++)
+        if (copy_input(m, i, offset_ns[i], (const char *const *)tables, nt))
             goto done;
-    if (exec(&m, "BEGIN", "begin") || write_clocks(&m, clocks, nclocks, n))
+    if (exec(m, "BEGIN", "begin") || write_clocks(m, clocks, nclocks, m->npaths))
         goto done;
     for (int i = 0; i < ni; i++)
-        if (exec(&m, indexes[i], "indexes"))
+        if (exec(m, indexes[i], "indexes"))
             goto done;
-    if (exec(&m, "COMMIT", "commit"))
+    if (exec(m, "COMMIT", "commit"))
         goto done;
-    stats->inputs = n;
-    stats->processes = m.nprocs;
-    stats->kernels = wl_sql_scalar_u64(m.db, "SELECT count(*) FROM kernel");
-    stats->hosts = (int)wl_sql_scalar_u64(m.db, "SELECT count(DISTINCT hostname) FROM process");
-    rc = 0;
+    stats->inputs = m->npaths;
+    stats->processes = m->nprocs;
+    stats->renumbered_pids = m->renumbered;
+    stats->kernels = wl_sql_scalar_u64(m->db, "SELECT count(*) FROM kernel");
+    stats->hosts = (int)wl_sql_scalar_u64(m->db, "SELECT count(DISTINCT hostname) FROM process");
+    ok = 1;
 done:
-    if (m.db && sqlite3_close(m.db) != SQLITE_OK)
-        rc = -1;
     free_strs(tables, nt);
     free_strs(indexes, ni);
-    free(m.procs);
-    if (rc == 0 && wl_commit_tmp_path(tmp, out)) {
-        snprintf(err, err_size, "cannot move the merged session into place at %s", out);
-        rc = -1;
-    }
-    if (rc)
-        unlink(tmp);
-    return rc;
+    m->db = NULL;
+    if (!ok)
+        sqlite3_exec(d.db, "ROLLBACK", NULL, NULL, NULL);
+    return wl_session_draft_close(&d, ok, err, err_size);
 }

@@ -6,20 +6,24 @@
  * stall reasons are shared by value, and a pid two hosts both used is renumbered to pid + k * 2^22
  * (k >= 1; the OS pid is pid mod 2^22). Every time of an input is shifted by its clock offset.
  *
- * Memory: one input is attached at a time and copied by SQLite's INSERT ... SELECT, so the bound
- * is SQLite's page cache (64 MiB) and sorter (the indexes are built once at the end, spilling to
- * temporary files), plus the inputs' process lists; not the number or size of inputs. The output
- * is written under a temporary name and renamed into place only when complete. */
+ * Each input is opened once (wl_merge_survey: the checks, its processes, and what the caller
+ * reads from it, the collectives for the clocks), then attached once to be copied
+ * (wl_merge_write): each table by one INSERT ... SELECT with ids offset by the rows merged before,
+ * times shifted, pids and dictionary ids mapped through joins on small temporary tables (only
+ * when some change). Indexes led by a time are dropped while rows go in and built once at the
+ * end; the others (led by pid or an id: each input's rows land in one place of them) are kept.
+ *
+ * Memory: SQLite's page cache (64 MiB) and sorter (the end's index builds, two threads, spilling
+ * to temporary files), the open input's census (store/session_guard.h), and per input its
+ * process list (about 150 bytes a process); not the size of the inputs. The output is written
+ * under a temporary name and renamed into place only when complete. */
 #ifndef WARPLENS_STORE_SESSION_MERGE_H
 #define WARPLENS_STORE_SESSION_MERGE_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct wl_merge_input {
-    const char *path;
-    int64_t offset_ns; /* added to every time of this input */
-} wl_merge_input;
+#include "store/session.h"
 
 /* One host's clock as merge applied it (written to the host_clock table). */
 typedef struct wl_merge_clock {
@@ -34,8 +38,21 @@ typedef struct wl_merge_stats {
     uint64_t kernels;
 } wl_merge_stats;
 
-/* 0, or -1 with one line in err (naming the input at fault); nothing is left at out then. */
-int wl_sessions_merge(const char *out, const wl_merge_input *in, int n, const wl_merge_clock *clocks, int nclocks,
-                      wl_merge_stats *stats, char *err, size_t err_size);
+typedef struct wl_merge wl_merge;
+
+/* Called with each input open (after the checks), in order: what else must read every input
+ * before rows are copied (the clock alignment) reads it here. 0, or -1 with err. */
+typedef int (*wl_merge_visit)(wl_session *s, int input, void *arg, char *err, size_t err_size);
+
+/* The survey: opens each of paths (kept, not copied) once, as every reader does, refuses a
+ * damaged one, lists its processes and hands it to visit (may be NULL); then plans the pids. NULL
+ * with one line in err (naming the input at fault). */
+wl_merge *wl_merge_survey(const char *const *paths, int n, wl_merge_visit visit, void *arg, char *err,
+                          size_t err_size);
+/* Writes the merged session to out, input i's times shifted by offset_ns[i]; clocks go to its
+ * host_clock table. 0, or -1 with one line in err; nothing is left at out then. */
+int wl_merge_write(wl_merge *m, const char *out, const int64_t *offset_ns, const wl_merge_clock *clocks,
+                   int nclocks, wl_merge_stats *stats, char *err, size_t err_size);
+void wl_merge_free(wl_merge *m);
 
 #endif

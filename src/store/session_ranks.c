@@ -15,8 +15,10 @@
 int wl_session_each_collective(wl_session *s, void (*fn)(const wl_collective *, void *), void *arg)
 {
     sqlite3_stmt *st;
-    const char *sql = "SELECT k.pid, k.stream_id, n.short_name, k.start_ns, k.end_ns FROM kernel k"
-                      " JOIN kernel_name n ON n.id = k.name_id WHERE k.has_timestamps AND"
+    /* names first, then their kernels through kernel_by_name: collectives are a small part of a
+     * session's kernels (merge reads every input's) */
+    const char *sql = "SELECT k.pid, k.stream_id, n.short_name, k.start_ns, k.end_ns FROM kernel_name n"
+                      " CROSS JOIN kernel k ON k.name_id = n.id WHERE k.has_timestamps AND"
                       " (" IS_NCCL("n.short_name") " OR " IS_NCCL("n.demangled") ")"
                       " ORDER BY k.pid, k.stream_id, k.start_ns, k.id";
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)

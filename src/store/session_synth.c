@@ -7,12 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "common/atomic_file.h"
 #include "store/schema.h"
 #include "store/session_identity.h"
-#include "store/session_writer.h"
+#include "store/session_draft.h"
 
 #define PID 4242
 #define T0 UINT64_C(1795343000000000000)
@@ -322,7 +320,7 @@ static int fail(sqlite3 *db, char *err, size_t n, const char *what)
 static int fill(synth *y, const wl_synth_options *o, char *err, size_t n)
 {
     sqlite3 *db = y->db;
-    if (sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-131072; BEGIN;",
+    if (sqlite3_exec(db, "PRAGMA cache_size=-131072; BEGIN;",
                      NULL, NULL, NULL) != SQLITE_OK)
         return fail(db, err, n, "synthetic session");
     for (int i = 0; i < S_COUNT; i++)
@@ -378,35 +376,19 @@ static int fill(synth *y, const wl_synth_options *o, char *err, size_t n)
 int wl_synth_session(const char *path, const wl_synth_options *o, wl_synth_counts *counts, char *err,
                      size_t err_size)
 {
-    char tmp[4096];
     wl_synth_counts local;
     if (!counts)
         counts = &local;
     memset(counts, 0, sizeof *counts);
-    if (wl_tmp_path_for(path, tmp, sizeof tmp)) {
-        snprintf(err, err_size, "path too long: %s", path);
-        return -1;
-    }
-    wl_session_writer *w = wl_session_writer_create(tmp, err, err_size);
-    if (!w || wl_session_writer_finish(w, err, err_size))
+    wl_session_draft d;
+    if (wl_session_draft_open(&d, path, err, err_size))
         return -1;
     synth y;
     memset(&y, 0, sizeof y);
     y.c = counts;
-    int rc = -1;
-    if (sqlite3_open_v2(tmp, &y.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
-        fail(y.db, err, err_size, tmp);
-    else
-        rc = fill(&y, o, err, err_size);
+    y.db = d.db;
+    int rc = fill(&y, o, err, err_size);
     for (int i = 0; i < S_COUNT; i++)
         sqlite3_finalize(y.st[i]);
-    if (sqlite3_close(y.db) != SQLITE_OK)
-        rc = -1;
-    if (rc == 0 && wl_commit_tmp_path(tmp, path)) {
-        snprintf(err, err_size, "cannot move %s into place", path);
-        rc = -1;
-    }
-    if (rc)
-        unlink(tmp);
-    return rc;
+    return wl_session_draft_close(&d, rc == 0, err, err_size);
 }

@@ -7,12 +7,10 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "common/atomic_file.h"
 #include "store/schema.h"
 #include "store/session_identity.h"
-#include "store/session_writer.h"
+#include "store/session_draft.h"
 
 #define T0 INT64_C(1795343000000000000)
 #define LAUNCH_NS 3000     /* a launch call's length; its kernel starts 1 us after it ends at the earliest */
@@ -109,7 +107,7 @@ static int fill(out *w, const wl_synth_rank_options *o, char *err, size_t n)
         " VALUES (?1, ?2, ?2, NULL, 'step', ?3, ?4, ?4 - ?3, ?2)",
     };
     sqlite3_stmt **st[4] = {&w->api, &w->kernel, &w->copy, &w->nvtx};
-    if (sqlite3_exec(w->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN;"
+    if (sqlite3_exec(w->db, "BEGIN;"
                             "INSERT INTO kernel_name VALUES (1, '_Z7computePfi', 'compute(float*, int)', 'compute');"
                             "INSERT INTO kernel_name VALUES (2, '" WL_SYNTH_NCCL_KERNEL "', '" WL_SYNTH_NCCL_KERNEL
                             "', '" WL_SYNTH_NCCL_KERNEL "');", NULL, NULL, NULL) != SQLITE_OK)
@@ -191,34 +189,18 @@ static int fill(out *w, const wl_synth_rank_options *o, char *err, size_t n)
 
 int wl_synth_rank_session(const char *path, const wl_synth_rank_options *o, char *err, size_t err_size)
 {
-    char tmp[4096];
-    if (wl_tmp_path_for(path, tmp, sizeof tmp)) {
-        snprintf(err, err_size, "path too long: %s", path);
-        return -1;
-    }
-    wl_session_writer *wr = wl_session_writer_create(tmp, err, err_size);
-    if (!wr || wl_session_writer_finish(wr, err, err_size))
+    wl_session_draft d;
+    if (wl_session_draft_open(&d, path, err, err_size))
         return -1;
     out w;
     memset(&w, 0, sizeof w);
+    w.db = d.db;
     w.off = o->clock_offset_ns;
     w.pid = o->pid;
-    int rc = -1;
-    if (sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK)
-        fail(&w, err, err_size, tmp);
-    else
-        rc = fill(&w, o, err, err_size);
+    int rc = fill(&w, o, err, err_size);
     sqlite3_finalize(w.api);
     sqlite3_finalize(w.kernel);
     sqlite3_finalize(w.copy);
     sqlite3_finalize(w.nvtx);
-    if (sqlite3_close(w.db) != SQLITE_OK)
-        rc = -1;
-    if (rc == 0 && wl_commit_tmp_path(tmp, path)) {
-        snprintf(err, err_size, "cannot move %s into place", path);
-        rc = -1;
-    }
-    if (rc)
-        unlink(tmp);
-    return rc;
+    return wl_session_draft_close(&d, rc == 0, err, err_size);
 }

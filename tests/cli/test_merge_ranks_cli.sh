@@ -49,6 +49,88 @@ assert all(s['copies']==1 and s['copy_bytes']==200000 for s in r0['steps'])
     [ "$(awk -F, 'NR > 1 && $13 == 1 {print $1}' r.csv | sort -u)" = 4 ] && ok || bad "ranks --csv: $(head -3 r.csv)"
 "$W" ranks --step nosuch job 2>err.txt; [ $? = 1 ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q "no rank has a range named 'nosuch'" err.txt \
     && ok || bad "--step nosuch: $(cat err.txt)"
+# exports of the merged session: one process group per rank named host / rank N / pid holding its
+# GPU; each collective linked by one flow from the rank that arrived first to the one that arrived
+# last (the planted straggler, rank 4)
+"$W" export -o all.json all.wlsession >/dev/null 2>err.txt && python3 - all.json <<'PY' && ok || bad "chrome json: $(cat err.txt)"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+want = {"host%d / rank %d / " % (r % 3, r) for r in range(6)}
+got = {n.rsplit("/", 1)[0] + "/ " for n in names.values()}
+assert got == want, (sorted(got), sorted(want))
+assert all(n.endswith("/ %d" % p) for p, n in names.items()), names
+# the streams are threads of their rank's process
+streams = [e for e in ev if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"]["name"].startswith("Stream")]
+assert streams and all(e["pid"] in names for e in streams), streams[:2]
+coll = {}
+for e in ev:
+    if e.get("ph") == "X" and e["name"].startswith("ncclDevKernel"):
+        coll.setdefault(e["pid"], []).append(e)
+assert len(coll) == 6
+for v in coll.values():
+    v.sort(key=lambda e: e["ts"])
+flows = {}
+for e in ev:
+    if e.get("cat") == "flow" and e["name"] == "collective":
+        flows.setdefault(e["id"], {})[e["ph"]] = e
+assert len(flows) == 4, len(flows)
+straggler = [p for p, n in names.items() if "/ rank 4 /" in n][0]
+for k in range(4):
+    kth = [v[k] for v in coll.values()]
+    first = min(kth, key=lambda e: e["ts"]); last = max(kth, key=lambda e: e["ts"])
+    assert last["pid"] == straggler
+    f = [f for f in flows.values() if f["s"]["ts"] == first["ts"] and f["s"]["pid"] == first["pid"]]
+    assert len(f) == 1 and f[0]["f"]["pid"] == last["pid"] and f[0]["f"]["ts"] == last["ts"], (k, f)
+PY
+"$W" export -o all.pftrace all.wlsession >/dev/null 2>err.txt && \
+    protoc --decode=warplens_trace.Trace -I "$WARPLENS_SOURCE_DIR/tests/proto" "$WARPLENS_SOURCE_DIR/tests/proto/warplens_trace.proto" \
+        <all.pftrace >all.pf.txt 2>>err.txt && python3 - all.pf.txt <<'PY' && ok || bad "perfetto: $(cat err.txt)"
+import re, sys
+t = open(sys.argv[1]).read()
+procs = re.findall(r'process_name: "([^"]*)"', t)
+assert sorted(p.rsplit(" / ", 1)[0] for p in procs) == sorted("host%d / rank %d" % (r % 3, r) for r in range(6)), procs
+# each track descriptor: uuid, parent, process pid or name
+tracks = {}
+for m in re.finditer(r"track_descriptor \{(.*?)\n    \}", t, re.S):
+    b = m.group(1)
+    u = int(re.search(r"uuid: (\d+)", b).group(1))
+    par = re.search(r"parent_uuid: (\d+)", b)
+    nm = re.search(r'(?:process_name|name): "([^"]*)"', b)
+    tracks[u] = (int(par.group(1)) if par else 0, nm.group(1) if nm else "")
+def process_of(u):
+    while tracks.get(u, (0, ""))[0]:
+        u = tracks[u][0]
+    return tracks.get(u, (0, ""))[1]
+gpus = [u for u, (p, n) in tracks.items() if n.startswith("GPU ")]
+assert len(gpus) == 6 and all(" / rank " in process_of(u) for u in gpus), [process_of(u) for u in gpus]
+out = re.findall(r"(?<!terminating_)flow_ids: (\d+)", t)
+end = re.findall(r"terminating_flow_ids: (\d+)", t)
+coll_out = [int(x) for x in out if int(x) >= 1 << 62]
+coll_end = [int(x) for x in end if int(x) >= 1 << 62]
+assert len(coll_out) == 4 and sorted(coll_out) == sorted(coll_end), (coll_out, coll_end)
+# every flow ends on the straggler's GPU
+for m in re.finditer(r"track_event \{(.*?)\n    \}", t, re.S):
+    b = m.group(1)
+    e = [int(x) for x in re.findall(r"terminating_flow_ids: (\d+)", b) if int(x) >= 1 << 62]
+    if e:
+        u = int(re.search(r"track_uuid: (\d+)", b).group(1))
+        assert "/ rank 4 /" in process_of(u), process_of(u)
+PY
+"$W" report -o all.html all.wlsession >/dev/null 2>err.txt && python3 - all.html <<'PY' && ok || bad "report: $(cat err.txt)"
+import json, re, sys
+h = open(sys.argv[1]).read()
+d = json.loads(re.search(r'<script type="application/json" id="wl-data">(.*?)</script>', h, re.S).group(1))
+r = d["ranks"]
+assert r["step"] == "step" and sorted(x["rank"] for x in r["ranks"]) == [str(i) for i in range(6)]
+assert len(r["steps"]) == 4 and all(s["straggler"] == "4" and 18 < s["imbalance_pct"] < 25 for s in r["steps"]), r["steps"]
+assert [x["straggler_steps"] for x in r["ranks"] if x["rank"] == "4"] == [4]
+assert "ranks-table" in h and "imbalance-svg" in h
+PY
+# a single-process session has no ranks section and keeps its GPU process
+"$W" report -o one.html job/rank000.wlsession >/dev/null && ! grep -q '"ranks":{' one.html && ok || bad "report of one rank"
+
 # --clock-offset overrides the estimate; an unknown host is refused
 "$W" merge -o given.wlsession --clock-offset host1=-7 job >out.txt 2>err.txt && grep -q "^host1 .* -7 .* given" out.txt \
     && ok || bad "--clock-offset: $(cat out.txt err.txt)"
@@ -57,6 +139,28 @@ assert all(s['copies']==1 and s['copy_bytes']==200000 for s in r0['steps'])
 "$W" merge -o x.wlsession --clock-offset host1=abc job 2>err.txt; [ $? = 2 ] && ok || bad "bad offset"
 # a quoted glob
 "$W" merge -q -o glob.wlsession 'job/rank00[0-2].wlsession' && "$W" info glob.wlsession | grep -q "3 processes" && ok || bad "glob"
+
+# real H100 sessions with different kernel names, stall reasons and metrics: every kernel keeps
+# its name, every stall row its reason and kernel, every metric value its metric (ids remapped)
+D=$WARPLENS_SOURCE_DIR/tests/data
+"$W" merge -q -o real.wlsession "$D/demo-h100.wlsession" "$D/torch-h100.wlsession" "$D/stalls-torch-h100.wlsession" \
+    "$D/metrics-h100.wlsession" 2>err.txt && python3 - "$D" real.wlsession <<'PY' && ok || bad "real sessions: $(cat err.txt)"
+import sqlite3, sys
+out = sqlite3.connect(sys.argv[2])
+Q = {"kernel": "SELECT k.correlation_id, k.start_ns, n.mangled FROM kernel k LEFT JOIN kernel_name n ON n.id = k.name_id WHERE k.pid IN (%s)",
+     "kernel_stall": "SELECT s.correlation_id, r.name, s.samples, (SELECT n.mangled FROM kernel k JOIN kernel_name n ON n.id = k.name_id"
+                     " WHERE k.id = s.kernel_id) FROM kernel_stall s JOIN stall_reason r ON r.id = s.reason_id WHERE s.pid IN (%s)",
+     "kernel_metric": "SELECT m.name, v.value, (SELECT k.correlation_id FROM kernel k WHERE k.id = v.kernel_id) FROM kernel_metric v"
+                      " JOIN metric m ON m.id = v.metric_id WHERE v.pid IN (%s)"}
+for f in ("demo-h100", "torch-h100", "stalls-torch-h100", "metrics-h100"):
+    c = sqlite3.connect("%s/%s.wlsession" % (sys.argv[1], f))
+    pids = ",".join(str(r[0]) for r in c.execute("SELECT pid FROM process"))
+    for t, q in Q.items():
+        if not c.execute("SELECT count(*) FROM sqlite_master WHERE name = ?", (t,)).fetchone()[0]:
+            continue
+        a, b = sorted(c.execute(q % pids), key=repr), sorted(out.execute(q % pids), key=repr)
+        assert a and a == b or not a and not b, (f, t, len(a), len(b))
+PY
 
 # malformed inputs: one line, no output, no temporary left
 no_output() { [ ! -e x.wlsession ] && [ -z "$(ls -a | grep '\.tmp\.')" ]; }

@@ -39,6 +39,16 @@ if [ -x "$BUILD/bin/test_capture_range" ]; then
     pages+=("$TMP/ranges.html")
 fi
 
+# a merged job of several ranks (bench_merge --make, straggler rank 2): the ranks table and the
+# per-step imbalance chart
+if [ -x "$BUILD/bin/bench_merge" ]; then
+    "$BUILD/bin/bench_merge" --make "$TMP/job" --ranks 4 --hosts 2 --kernels 800 --straggler 2 >/dev/null &&
+        "$BIN" merge -q -o "$TMP/job.wlsession" "$TMP/job" &&
+        out=$("$BIN" report "$TMP/job.wlsession" -o "$TMP/ranks.html" 2>&1)
+    check '[ $? -eq 0 ]' "ranked report: $out"
+    pages+=("$TMP/ranks.html")
+fi
+
 for p in "${pages[@]}"; do
     n=$(basename "$p")
     check '! grep -qiE "(src|href)=\"?(https?:)?//" "$p"' "$n: references an external resource"
@@ -98,6 +108,11 @@ else
     if [ -f "$TMP/ranges.dom" ]; then
         check 'grep -q "capture ranges (cudaProfilerStart .. Stop)" "$TMP/ranges.dom"' "capture ranges: their track is drawn"
         check 'grep -q "traced (capture range)" "$TMP/ranges.dom"' "capture ranges: in the legend"
+    fi
+    if [ -f "$TMP/ranks.dom" ]; then
+        check '[ "$(grep -oE "<tr><td class=\"l \"( title=\"\")?>[0-3]</td><td class=\"l \"( title=\"\")?>host[01]</td>" "$TMP/ranks.dom" | wc -l)" = 4 ]' \
+            "ranks: the table has a row per rank"
+        check '[ "$(grep -o "data-straggler=\"2\"" "$TMP/ranks.dom" | wc -l)" = 8 ]' "ranks: a bar per step, each naming rank 2"
     fi
     [ -f "$TMP/capped.dom" ] && check 'grep -q "id=\"cap-note\"" "$TMP/capped.dom"' "capped page shows its note"
     shot_page=${pages[-1]}

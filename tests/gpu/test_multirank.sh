@@ -3,7 +3,10 @@
 # several GPUs, gloo on one): one session per rank through -o '%r', `warplens ranks` naming the
 # planted slow rank, and a two-host merge made from two rank sessions (one given another host
 # name and a known clock offset) whose estimated offset must be within 5 us.
-# Usage: tests/gpu/test_multirank.sh OUTDIR   (warplens on PATH, torch installed)
+# Each rank's session holds exactly the kernels a minimal CUPTI consumer (bench/floor_injection.c)
+# counted for that rank when the same job ran under it, and lost none.
+# Usage: tests/gpu/test_multirank.sh OUTDIR BUILD   (warplens on PATH, torch installed; BUILD: the
+# build folder holding lib/libwl_floor_injection.so)
 set -u
 OUT=${1:-/tmp/wl_multirank}
 mkdir -p "$OUT"
@@ -16,6 +19,28 @@ env SLOW_RANK=1 warplens run -o "$OUT/ddp_%r.wlsession" -- \
     torchrun --standalone --nproc-per-node "$NPROC" tests/gpu/torch_ddp.py 20
 check "one session per rank" '[ "$(ls "$OUT"/ddp_*.wlsession | wc -l)" = "$NPROC" ]'
 for f in "$OUT"/ddp_*.wlsession; do warplens info "$f" | sed -n '5p;/rank /p'; done
+# the same job under the minimal CUPTI consumer: its count per rank (RANK in its line) against
+# each rank's session (a rank's processes summed, were there several)
+FLOOR=${2:-}/lib/libwl_floor_injection.so
+if [ -n "${2:-}" ] && [ -f "$FLOOR" ]; then
+    rm -f "$OUT/floor.txt"
+    env SLOW_RANK=1 CUDA_INJECTION64_PATH="$FLOOR" WL_FLOOR_OUT="$OUT/floor.txt" \
+        torchrun --standalone --nproc-per-node "$NPROC" tests/gpu/torch_ddp.py 20 >"$OUT/floor.log" 2>&1
+    cat "$OUT/floor.txt"
+    for f in "$OUT"/ddp_*.wlsession; do
+        r=${f##*/ddp_}
+        r=${r%.wlsession}
+        read -r got lost < <(python3 -c "
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+print(c.execute('SELECT count(*) FROM kernel').fetchone()[0], c.execute('SELECT coalesce(sum(count), 0) FROM lost').fetchone()[0])" "$f")
+        want=$(awk -v r="rank=$r" '$1 == r {split($3, k, "="); n += k[2]; seen = 1} END {if (seen) print n}' "$OUT/floor.txt")
+        check "rank $r: $got kernels recorded, the CUPTI consumer counted ${want:-none}, $lost lost" \
+            '[ -n "$want" ] && [ "$got" = "$want" ] && [ "$lost" = 0 ]'
+    done
+else
+    check "per-rank kernel counts: the minimal CUPTI consumer at ${FLOOR} (pass BUILD)" false
+fi
 warplens ranks "$OUT"/ddp_*.wlsession | tee "$OUT/ranks.txt"
 check "ranks names rank 1 the straggler" 'awk '\''$1 == "1" {print $NF}'\'' "$OUT/ranks.txt" | grep -qE "^(1[0-9]|20)/20"'
 # two hosts from two ranks: rank 1's session moved to host "hostB" with its clock 1.5 ms ahead

@@ -53,6 +53,10 @@ const cli_cmd CLI_MERGE = {
     "NCCL collectives every rank runs (the k-th of a kind on each collective stream ends within\n"
     "microseconds on every rank), against the host of rank 0.\n",
     NULL, 0, CLI_POS_SESSION, NULL};
+static int visit_align(wl_session *s, int input, void *arg, char *err, size_t err_size)
+{
+    return wl_clock_align_add(arg, s, input, err, err_size);
+}
 
 int cmd_merge(int argc, char **argv)
 {
@@ -94,10 +98,16 @@ int cmd_merge(int argc, char **argv)
     char err[1024];
     wl_merge_clock *hosts = NULL;
     int *input_host = calloc((size_t)n, sizeof *input_host);
-    wl_merge_input *in = calloc((size_t)n, sizeof *in);
-    if (!input_host || !in)
+    int64_t *offset = calloc((size_t)n, sizeof *offset);
+    wl_clock_align *align = wl_clock_align_new(n);
+    wl_merge *merge = NULL;
+    if (!input_host || !offset || !align) {
+        fprintf(stderr, "warplens merge: out of memory\n");
         goto done;
-    if (wl_clock_align((const char *const *)paths, n, &hosts, &nhosts, input_host, err, sizeof err) != 0) {
+    }
+    /* one pass over the inputs (each opened and checked once) gathers the collectives */
+    if (!(merge = wl_merge_survey((const char *const *)paths, n, visit_align, align, err, sizeof err)) ||
+        wl_clock_align_finish(align, &hosts, &nhosts, input_host, err, sizeof err) != 0) {
         fprintf(stderr, "warplens merge: %s\n", err);
         goto done;
     }
@@ -118,9 +128,9 @@ int cmd_merge(int argc, char **argv)
         }
     }
     for (int i = 0; i < n; i++)
-        in[i] = (wl_merge_input){paths[i], hosts[input_host[i]].offset_ns};
+        offset[i] = hosts[input_host[i]].offset_ns;
     wl_merge_stats st;
-    if (wl_sessions_merge(output, in, n, hosts, nhosts, &st, err, sizeof err) != 0) {
+    if (wl_merge_write(merge, output, offset, hosts, nhosts, &st, err, sizeof err) != 0) {
         fprintf(stderr, "warplens merge: %s\n", err);
         goto done;
     }
@@ -143,9 +153,11 @@ int cmd_merge(int argc, char **argv)
         }
     }
 done:
+    wl_merge_free(merge);
+    wl_clock_align_free(align);
     free(hosts);
     free(input_host);
-    free(in);
+    free(offset);
     session_args_free(paths, n);
     return rc;
 }

@@ -118,23 +118,14 @@ static void print_text(const wl_rank_report *r, int top)
            "GPU busy", "collectives", "waiting", "copies", "straggler");
     for (int i = 0; i < r->nranks; i++) {
         const wl_rank *k = &r->ranks[i];
-        uint64_t len = 0, busy = 0, coll = 0, wait = 0, copies = 0;
-        int strag = 0;
-        for (int s = 0; s < k->nsteps; s++) {
-            const wl_rank_step *x = &k->steps[s];
-            len += x->end_ns - x->start_ns;
-            busy += x->busy_ns;
-            coll += x->collective_ns;
-            wait += x->wait_ns;
-            copies += x->copies;
-        }
-        for (int s = 0; s < r->nsteps; s++)
-            strag += r->steps[s].straggler == i;
+        wl_rank_total t;
+        wl_rank_total_of(r, i, &t);
         char lab[32], mean[32], c[32], w[32];
         rank_label(k, lab, sizeof lab);
         printf("%-8s %-20.20s %8u %6d %11s %7.1f%% %12s %12s %7" PRIu64 " %4d/%-5d\n", lab, k->host, k->pid,
-               k->nsteps, fmt_ns((double)len / (k->nsteps ? k->nsteps : 1), mean, sizeof mean), pct(busy, len),
-               fmt_ns((double)coll, c, sizeof c), fmt_ns((double)wait, w, sizeof w), copies, strag, r->nsteps);
+               k->nsteps, fmt_ns((double)t.time_ns / (k->nsteps ? k->nsteps : 1), mean, sizeof mean),
+               pct(t.busy_ns, t.time_ns), fmt_ns((double)t.collective_ns, c, sizeof c),
+               fmt_ns((double)t.wait_ns, w, sizeof w), t.copies, t.straggler_steps, r->nsteps);
     }
     wl_step_summary *v = malloc((size_t)(r->nsteps ? r->nsteps : 1) * sizeof *v);
     if (!v || !r->nsteps) {

@@ -1,0 +1,72 @@
+/* The ranks section of the HTML report (see report_ranks.h). */
+#include "export/report_ranks.h"
+
+#include <stdio.h>
+
+#include "analysis/rank_steps.h"
+
+static void key(wl_json_out *j, const char *k)
+{
+    wl_json_lit(j, ",");
+    wl_json_str(j, k);
+    wl_json_lit(j, ":");
+}
+
+static void label(const wl_rank *k, char *out, size_t n)
+{
+    if (k->rank >= 0)
+        snprintf(out, n, "%d", k->rank);
+    else
+        snprintf(out, n, "pid %u", k->pid);
+}
+
+int wl_report_ranks(wl_json_out *j, wl_session *s)
+{
+    const char *path = wl_session_path(s);
+    wl_rank_report r;
+    char err[512];
+    if (wl_rank_report_build(&path, 1, NULL, &r, err, sizeof err) != 0)
+        return 0;
+    if (r.nranks < 2 || r.nsteps < 1) {
+        wl_rank_report_free(&r);
+        return 0;
+    }
+    wl_json_lit(j, ",\"ranks\":{\"step\":");
+    wl_json_str(j, r.step_name);
+    wl_json_lit(j, ",\"ranks\":[");
+    for (int i = 0; i < r.nranks; i++) {
+        const wl_rank *k = &r.ranks[i];
+        wl_rank_total t;
+        wl_rank_total_of(&r, i, &t);
+        char lab[32];
+        label(k, lab, sizeof lab);
+        wl_json_lit(j, i ? ",{\"rank\":" : "{\"rank\":");
+        wl_json_str(j, lab);
+        key(j, "host"), wl_json_str(j, k->host);
+        key(j, "pid"), wl_json_u64(j, k->pid);
+        key(j, "steps"), wl_json_i64(j, k->nsteps);
+        key(j, "mean_ns"), wl_json_double(j, k->nsteps ? (double)t.time_ns / k->nsteps : 0.0);
+        key(j, "gpu_busy_pct"), wl_json_double(j, t.time_ns ? 100.0 * (double)t.busy_ns / (double)t.time_ns : 0.0);
+        key(j, "collective_ns"), wl_json_u64(j, t.collective_ns);
+        key(j, "wait_ns"), wl_json_u64(j, t.wait_ns);
+        key(j, "copies"), wl_json_u64(j, t.copies);
+        key(j, "straggler_steps"), wl_json_i64(j, t.straggler_steps);
+        wl_json_lit(j, "}");
+    }
+    wl_json_lit(j, "],\"steps\":[");
+    for (int i = 0; i < r.nsteps; i++) {
+        const wl_step_summary *q = &r.steps[i];
+        char lab[32];
+        label(&r.ranks[q->straggler], lab, sizeof lab);
+        wl_json_lit(j, i ? ",{\"step\":" : "{\"step\":");
+        wl_json_i64(j, i);
+        key(j, "mean_ns"), wl_json_u64(j, q->mean_ns);
+        key(j, "max_ns"), wl_json_u64(j, q->max_ns);
+        key(j, "straggler"), wl_json_str(j, lab);
+        key(j, "imbalance_pct"), wl_json_double(j, q->imbalance_pct);
+        wl_json_lit(j, "}");
+    }
+    wl_json_lit(j, "]}");
+    wl_rank_report_free(&r);
+    return 1;
+}
