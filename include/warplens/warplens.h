@@ -77,6 +77,12 @@ typedef struct warplens_inkernel_buffer {
 /* The next kernel the calling thread launches records into b->buffer. Returns 0, or -1 when
  * nothing is recording or the registration was refused (a note says why). */
 WARPLENS_API int warplens_inkernel_next_launch(const warplens_inkernel_buffer *b);
+/* The same for a kernel inside a CUDA graph: the next graph launch (cuGraphLaunch /
+ * cudaGraphLaunch) of the calling thread records into b->buffer from the kernel node graph_node,
+ * a CUgraphNode (cudaGraphNode_t) of the graph the launched executable graph was instantiated from.
+ * Register before each launch whose lanes you want (zero the buffer for each, e.g. with a memset
+ * node); collect after it finished. Its lanes nest under that node's kernel of that launch. */
+WARPLENS_API int warplens_inkernel_next_graph_launch(const warplens_inkernel_buffer *b, void *graph_node);
 /* Call after the registered kernels finished (after a synchronisation): copies every registered
  * buffer whose kernel was launched, with a fresh clock calibration, for the session. The buffers
  * may be reused or freed afterwards. Returns how many were collected, or -1 when not recording. */

@@ -16,6 +16,12 @@ int warplens_inkernel_next_launch(const warplens_inkernel_buffer *b)
     return br ? br->inkernel_next_launch((const wl_bridge_inkernel_buffer *)(const void *)b) : -1;
 }
 
+int warplens_inkernel_next_graph_launch(const warplens_inkernel_buffer *b, void *graph_node)
+{
+    const wl_recorder_bridge *br = wl_bridge();
+    return br ? br->inkernel_next_graph_launch((const wl_bridge_inkernel_buffer *)(const void *)b, graph_node) : -1;
+}
+
 int warplens_inkernel_collect(void)
 {
     const wl_recorder_bridge *br = wl_bridge();
