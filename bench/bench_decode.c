@@ -1,7 +1,8 @@
 /* Decoder throughput: builds a synthetic in-kernel buffer (default 64 Mi words: 132 blocks x 4
  * groups, nested begin/end pairs and instants, a finalize per lane) and reports records decoded
  * per second on one core, median of 5 runs. Target: >= 400 M records/s (reused output).
- * usage: bench_decode [words] [runs] */
+ * usage: bench_decode [words] [runs] [--write FILE]  (--write: only write the synthetic buffer, as
+ *        raw little-endian words, for bench/bench_decode_python.py) */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,6 +61,16 @@ int main(int argc, char **argv)
             w[1 + bg + k * lanes] = rec(ts, bg, p[0], p[1]);
         }
         w[1 + bg + k * lanes] = rec(ts + 64, bg, 0, 3);
+    }
+    if (argc > 4 && strcmp(argv[3], "--write") == 0) {
+        FILE *fp = fopen(argv[4], "wb");
+        int ok = fp && fwrite(w, 8, n_words, fp) == n_words;
+        if (fp && fclose(fp) != 0)
+            ok = 0;
+        free(w);
+        if (!ok)
+            fprintf(stderr, "bench_decode: cannot write %s\n", argv[4]);
+        return ok ? 0 : 1;
     }
     wl_ik_options opt = {.stride = lanes, .max_records = (uint32_t)per_lane};
     wl_ik_result r;

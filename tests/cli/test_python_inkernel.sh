@@ -130,6 +130,35 @@ if cli:
 else:
     print("python_inkernel: WARPLENS_BIN not set and no warplens on PATH: C cross-check skipped")
 
+# decode_native (libwarplens through ctypes) against the reference decoder: every field, on the
+# random buffers (stride known and not), on bytes, bytearray and array('Q') inputs, and errors
+try:
+    ik._native_lib()
+    have_native = True
+except OSError as e:
+    have_native = False
+    print("python_inkernel: libwarplens not found (%s): native decode check skipped" % e)
+if have_native:
+    import array as _array
+    rng = random.Random(5)
+    for trial in range(40):
+        nb, ng, per = rng.randrange(1, 6), rng.randrange(1, 5), rng.randrange(1, 40)
+        words = random_buffer(rng, nb, ng, per)
+        kw = dict(stride=nb * ng, max_records=per) if trial % 2 else {}
+        py = ik.decode_words(words, **kw)
+        a = _array.array("Q", words)
+        src = (a, bytearray(a.tobytes()), a.tobytes())[trial % 3]
+        nat = ik.decode_native(src, **kw).to_result()
+        check(nat.slices == py.slices and nat.instants == py.instants and nat.unmatched == py.unmatched,
+              "native trial %d: records differ" % trial)
+        check(nat.counts == py.counts and (nat.min_ts, nat.max_ts) == (py.min_ts, py.max_ts),
+              "native trial %d: counts %r vs %r" % (trial, nat.counts, py.counts))
+    try:
+        ik.decode_native(_array.array("Q", [(2 << 32) | 1, rec(1, 0, 1, 0), rec(1, 5, 1, 0)]))
+        check(False, "native: bad lane accepted")
+    except ik.DecodeError as e:
+        check(e.word == 2 and "lane 5" in str(e), "native error %r at %d" % (str(e), e.word))
+
 # Profiler, host backend: the launch args and the whole path without a GPU
 p = ik.Profiler(2, 2, max_records=8, events=["load", "mma"], groups=["producer", "consumer"],
                 backend="host")
