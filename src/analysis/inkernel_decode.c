@@ -31,7 +31,9 @@
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define NOINLINE __attribute__((noinline, cold))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+#define NOINLINE_HOT __attribute__((noinline))
 #else
+#define NOINLINE_HOT
 #define LIKELY(x) (x)
 #define UNLIKELY(x) (x)
 #define NOINLINE
@@ -372,16 +374,16 @@ typedef struct cursor {
     wl_ik_slice *slices;
     wl_ik_instant *instants;
     size_t n_s, cap_s, n_i, cap_i;
-    uint64_t records;
+    uint64_t empty;  /* zero words; records = words - 1 - empty (zeros are the rarer case) */
 } cursor;
 
-static void cursor_sync(wl_ik_result *out, const cursor *k)
+static ALWAYS_INLINE void cursor_sync(wl_ik_result *out, const cursor *k)
 {
     out->n_slices = k->n_s;
     out->n_instants = k->n_i;
 }
 
-static void cursor_load(cursor *k, const wl_ik_result *out)
+static ALWAYS_INLINE void cursor_load(cursor *k, const wl_ik_result *out)
 {
     k->slices = out->slices;
     k->instants = out->instants;
@@ -461,16 +463,17 @@ static ALWAYS_INLINE int decode_record(decoder *d, cursor *k, uint64_t i, uint64
 }
 
 /* Stride unknown: the lane comes from the tag. Returns 0, -1 (err set) or -2 (out of memory). */
-static int decode_tagged(decoder *d, cursor *k)
+static ALWAYS_INLINE int decode_tagged(decoder *d, cursor *k)
 {
     const unsigned char *const p = d->p;
     const uint64_t n = d->n_words, lanes_n = d->lanes_n;
     const uint32_t rec_limit = d->rec_limit;
     for (uint64_t i = 1; i < n; i++) {
         const uint64_t w = load_le64(p + i * 8);
-        if (w == 0)
+        if (w == 0) {
+            k->empty++;
             continue;
-        k->records++;
+        }
         const uint32_t tag = (uint32_t)w, bg = tag >> 12;
         /* one test for both tag errors: a lane past the header, a finalize with event bits */
         if (UNLIKELY(bg >= lanes_n || ((tag & 0xfffu) > 3u && (tag & 3u) == WL_IK_FINALIZE))) {
@@ -486,36 +489,69 @@ static int decode_tagged(decoder *d, cursor *k)
 /* Stride known: slot (row, col) is word 1 + row * stride + col and must hold lane col, so rows are
  * walked lane by lane (the lane states are read in order, independently of the data) and the
  * columns past the lanes (stride > lanes) can only hold errors. */
-static int decode_grid(decoder *d, cursor *k)
+/* A row past the lanes' record limit: its records are counted (after finalize, over capacity),
+ * never decoded, but still checked. Returns 0 or -1 (err set). */
+static NOINLINE int grid_row_over(decoder *d, uint64_t base, uint64_t live, uint64_t *empty)
+{
+    for (uint64_t col = 0; col < live; col++) {
+        const uint64_t i = base + col, w = load_le64(d->p + i * 8);
+        if (w == 0) {
+            (*empty)++;
+            continue;
+        }
+        const uint32_t tag = (uint32_t)w;
+        if ((tag >> 12) != col) {
+            misplaced(d, i, w, col);
+            return -1;
+        }
+        if ((tag & 0xfffu) > 3u && (tag & 3u) == WL_IK_FINALIZE) {
+            bad_tag(d, i, tag);
+            return -1;
+        }
+        if (d->lanes[col].state == LANE_FINALIZED)
+            d->out->counts.after_finalize++;
+        else
+            d->out->counts.over_capacity++;
+    }
+    return 0;
+}
+
+static ALWAYS_INLINE int decode_grid(decoder *d, cursor *k)
 {
     const unsigned char *const p = d->p;
     const uint64_t n = d->n_words, lanes_n = d->lanes_n, stride = d->stride;
     for (uint64_t row = 0, base = 1; base < n; row++, base += stride) {
         const uint64_t cols = n - base < stride ? n - base : stride;
         const uint64_t live = cols < lanes_n ? cols : lanes_n;
-        const int over = row >= d->row_limit;
-        for (uint64_t col = 0; col < live; col++) {
-            const uint64_t i = base + col, w = load_le64(p + i * 8);
-            if (w == 0)
-                continue;
-            k->records++;
-            const uint32_t tag = (uint32_t)w;
-            if (UNLIKELY((tag >> 12) != col)) {
-                misplaced(d, i, w, col);
+        if (UNLIKELY(row >= d->row_limit)) {
+            if (grid_row_over(d, base, live, &k->empty))
                 return -1;
+        } else {
+            for (uint64_t col = 0; col < live; col++) {
+                const uint64_t i = base + col, w = load_le64(p + i * 8);
+                if (w == 0) {
+                    k->empty++;
+                    continue;
+                }
+                const uint32_t tag = (uint32_t)w;
+                if (UNLIKELY((tag >> 12) != col)) {
+                    misplaced(d, i, w, col);
+                    return -1;
+                }
+                if (UNLIKELY((tag & 0xfffu) > 3u && (tag & 3u) == WL_IK_FINALIZE)) {
+                    bad_tag(d, i, tag);
+                    return -1;
+                }
+                if (decode_record(d, k, i, w, (uint32_t)col, 0))
+                    return -2;
             }
-            if (UNLIKELY((tag & 0xfffu) > 3u && (tag & 3u) == WL_IK_FINALIZE)) {
-                bad_tag(d, i, tag);
-                return -1;
-            }
-            if (decode_record(d, k, i, w, (uint32_t)col, over))
-                return -2;
         }
         for (uint64_t col = live; col < cols; col++) {
             const uint64_t i = base + col, w = load_le64(p + i * 8);
-            if (w == 0)
+            if (w == 0) {
+                k->empty++;
                 continue;
-            k->records++;
+            }
             if (((uint32_t)w >> 12) != col)
                 misplaced(d, i, w, col);
             else
@@ -526,8 +562,10 @@ static int decode_grid(decoder *d, cursor *k)
     return 0;
 }
 
-/* Runs the loop; returns 0, -1 (err set) or -2 (out of memory). */
-static int decode_words(decoder *d)
+/* Runs the loop; returns 0, -1 (err set) or -2 (out of memory). The cursor's address never leaves
+ * this function (everything that takes it is inlined), so it lives in registers: kept in memory,
+ * every slice paid a store-to-load forwarding latency on its count. */
+static NOINLINE_HOT int decode_words(decoder *d)
 {
     cursor k;
     memset(&k, 0, sizeof k);
@@ -537,7 +575,8 @@ static int decode_words(decoder *d)
     _mm_sfence(); /* the non-temporal stores are ordered before anything the caller does next */
 #endif
     cursor_sync(d->out, &k);
-    d->out->counts.records = k.records;
+    d->out->counts.empty = k.empty;
+    d->out->counts.records = d->n_words - 1 - k.empty;
     return rc;
 }
 
@@ -656,7 +695,6 @@ int wl_ik_decode_reuse(const void *data, size_t n_words, const wl_ik_options *op
         goto oom;
     if (rc != 0)
         goto fail;
-    c->empty = n_words - 1 - c->records;
 
     /* Begins still open at the end are reported, never paired. */
     int64_t min_ts = INT64_MAX, max_ts = INT64_MIN;
