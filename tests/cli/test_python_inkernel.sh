@@ -9,7 +9,13 @@ if ! command -v python3 >/dev/null || ! python3 -c 'import sys; sys.exit(sys.ver
     echo "python_inkernel: 0 passed, 0 failed (skipped)"
     exit 0
 fi
-PYTHONPATH="$SRC/python${PYTHONPATH:+:$PYTHONPATH}" exec python3 - <<'PY'
+BUILD=${WARPLENS_BUILD_DIR:-$SRC/build}
+PRE=""   # a sanitized libwarplens.so (decode_native) needs the sanitizer runtimes first in python3's list
+grep -q '^WARPLENS_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null &&
+    PRE="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+[ -f "$BUILD/lib/libwarplens.so" ] && export WARPLENS_LIB=${WARPLENS_LIB:-$BUILD/lib/libwarplens.so}
+LD_PRELOAD="$PRE" ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    PYTHONPATH="$SRC/python${PYTHONPATH:+:$PYTHONPATH}" exec python3 - <<'PY'
 import io, json, os, random, sys, tempfile
 from warplens import inkernel as ik
 
