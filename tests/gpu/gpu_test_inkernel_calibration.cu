@@ -16,14 +16,8 @@
  * clock within 2 % (+ one 32 ns timer step; the clock is the median cycles / ns of all regions),
  * and each graph buffer under the second kernel of its own graph launch, on 3 distinct kernels.
  * Prints PASS/FAIL lines and "inkernel_calibration: N passed, N failed". */
-#include <cuda_runtime.h>
-#include <sqlite3.h>
 #include <stdarg.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <vector>
@@ -31,11 +25,13 @@
 extern "C" { /* the store is C without C++ guards */
 #include "store/inkernel_store.h"
 }
+#include "gpu_check.h"
+#include "gpu_ck.h"
 #include "warplens/device.cuh"
 #include "warplens/warplens.h"
 
-static int passed, failed;
-static void check(bool ok, const char *what, const char *fmt = "", ...) __attribute__((format(printf, 3, 4)));
+/* verdict() with a formatted detail */
+static void check(bool ok, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void check(bool ok, const char *what, const char *fmt, ...)
 {
     char detail[512];
@@ -43,25 +39,16 @@ static void check(bool ok, const char *what, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(detail, sizeof detail, fmt, ap);
     va_end(ap);
-    printf("%s: %s%s%s\n", ok ? "PASS" : "FAIL", what, detail[0] ? " -- " : "", detail);
-    (ok ? passed : failed)++;
+    verdict(what, ok, detail);
 }
-
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                              \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
 
 constexpr int GROUPS = 3, WG = 128, MAX_REGIONS = 4, WAVES = 3, GRAPH_BLOCKS = 132, REPLAYS = 3;
 constexpr unsigned MAX_RECORDS = 2 * MAX_REGIONS + 2;
 constexpr size_t SMEM = 160 * 1024; /* one block per SM */
 enum { EV_LOAD, EV_MMA, EV_STORE, EV_DONE };
-static const char *CYCLES_FILE = "/tmp/wl_gpu_ik_calibration.cycles";
-static const char *SESSION = "/tmp/wl_gpu_ik_calibration.wlsession";
+/* scratch files (removed when every check passed): the workload's cycle counts, the session, the log */
+#define DIR "/tmp/wl_gpu_ik_calibration"
+static const char *CYCLES_FILE = DIR "/cycles", *SESSION = DIR "/session.wlsession", *LOG = DIR "/run.log";
 
 /* Regions of a lane: how many, and their spin counts (uneven across groups and blocks). */
 __host__ __device__ static int regions_of(unsigned block, unsigned group)
@@ -113,7 +100,7 @@ static int grid_blocks(void)
     return WAVES * sms * (per_sm > 0 ? per_sm : 1);
 }
 
-static int workload(void)
+static int workload(int, char **)
 {
     const int blocks = grid_blocks();
     unsigned long long words = 0, gwords = 0;
@@ -193,6 +180,8 @@ static int workload(void)
     return got == 1 && gotg == REPLAYS ? 0 : 6;
 }
 
+/* qd() with a formatted query, as an integer */
+static long long scalar(sqlite3 *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static long long scalar(sqlite3 *db, const char *fmt, ...)
 {
     char sql[512];
@@ -200,12 +189,7 @@ static long long scalar(sqlite3 *db, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(sql, sizeof sql, fmt, ap);
     va_end(ap);
-    sqlite3_stmt *st;
-    long long v = -1;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-        v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    return v;
+    return (long long)qd(db, sql);
 }
 
 struct ev_row {
@@ -249,17 +233,14 @@ static void check_placed(const wl_iks_buffer *b, const ev_list &l, const char *w
 
 static int checker(const char *warplens, const char *self)
 {
+    mkdir(DIR, 0755);
     unlink(CYCLES_FILE);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl(warplens, warplens, "run", "-o", SESSION, "--", self, "--workload", (char *)NULL);
-        _exit(126);
-    }
-    int st = 0;
-    waitpid(pid, &st, 0);
-    int rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    check(rc == 0, "workload under warplens exits 0, 1 kernel buffer and 3 graph-node buffers collected", "exit %d",
-          rc);
+    unlink(SESSION);
+    const int rc = run_self(warplens, "", self, "--workload", SESSION, LOG);
+    sqlite3 *db = judge_run("workload under warplens exits 0, 1 kernel buffer and 3 graph-node buffers collected", rc,
+                            SESSION);
+    if (!db)
+        return 1;
     int blocks = 0;
     std::vector<unsigned long long> cycles;
     FILE *fp = fopen(CYCLES_FILE, "rb");
@@ -275,9 +256,6 @@ static int checker(const char *warplens, const char *self)
     wl_session *s = wl_session_open(SESSION, err, sizeof err);
     check(s != NULL, "session opens", "%s", s ? "" : err);
     if (!s || cycles.empty())
-        return 1;
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(SESSION, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         return 1;
     wl_iks_buffer *b = NULL;
     size_t n = 0;
@@ -366,23 +344,7 @@ static int checker(const char *warplens, const char *self)
     free(b);
     sqlite3_close(db);
     wl_session_close(s);
-    printf("inkernel_calibration: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return gpu_test_done(DIR, "inkernel_calibration");
 }
 
-int main(int argc, char **argv)
-{
-    if (argc > 1 && !strcmp(argv[1], "--workload"))
-        return workload();
-    const char *warplens = getenv("WARPLENS_BIN");
-    if (!warplens) {
-        fprintf(stderr, "usage: WARPLENS_BIN=path/to/warplens %s\n", argv[0]);
-        return 2;
-    }
-    char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0)
-        return 2;
-    self[len] = 0;
-    return checker(warplens, self);
-}
+int main(int argc, char **argv) { return gpu_test_main(argc, argv, workload, checker); }
