@@ -34,12 +34,10 @@ extern "C" { /* the store is C without C++ guards */
 static void check(bool ok, const char *what, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void check(bool ok, const char *what, const char *fmt, ...)
 {
-    char detail[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(detail, sizeof detail, fmt, ap);
+    vverdictf(what, ok, fmt, ap);
     va_end(ap);
-    verdict(what, ok, detail);
 }
 
 constexpr int GROUPS = 3, WG = 128, MAX_REGIONS = 4, WAVES = 3, GRAPH_BLOCKS = 132, REPLAYS = 3;
