@@ -238,9 +238,11 @@ static struct {
     int64_t offset;
 } g_prev_calib[MAX_CONTEXTS];
 static int g_prev_n;
+static pthread_mutex_t g_prev_lock = PTHREAD_MUTEX_INITIALIZER; /* threads may collect at once */
 
 static int32_t drift_since_previous(CUcontext ctx, uint64_t at_ns, int64_t offset)
 {
+    pthread_mutex_lock(&g_prev_lock);
     int i = 0;
     while (i < g_prev_n && g_prev_calib[i].ctx != ctx)
         i++;
@@ -256,6 +258,7 @@ static int32_t drift_since_previous(CUcontext ctx, uint64_t at_ns, int64_t offse
     g_prev_calib[i].ctx = ctx;
     g_prev_calib[i].at_ns = at_ns;
     g_prev_calib[i].offset = offset;
+    pthread_mutex_unlock(&g_prev_lock);
     return ppb;
 }
 
