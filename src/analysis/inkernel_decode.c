@@ -51,11 +51,13 @@ typedef struct open_begin { /* 32 bytes */
 enum { LANE_UNSEEN = 0, LANE_LIVE = 1, LANE_FINALIZED = 2 };
 
 typedef struct lane_state { /* 64 bytes */
-    uint64_t last_ts;           /* unwrapped; may be "negative" (mod 2^64) until the final fix */
+    uint64_t last_ts;           /* unwrapped; may be "negative" (mod 2^64) until the final fix. It is
+                                 * congruent to its raw 32-bit timer value mod 2^32, so its low half
+                                 * is the last raw value (no separate field to load and store) */
     uint64_t first_ts;
     uint64_t meta;              /* slice bits of this lane's block and group */
     open_begin *open;           /* the lane's slots of the shared pool, or its own heap stack */
-    uint32_t last_raw;
+    uint32_t spare_;
     uint32_t nrec;              /* accepted records so far: the next record's seq */
     uint32_t open_len, open_cap;
     uint32_t block, group;
@@ -287,7 +289,6 @@ static NOINLINE void lane_start(decoder *d, lane_state *L, uint32_t bg, uint32_t
     L->open_cap = INLINE_OPEN;
     L->first_ts = ts;
     L->last_ts = ts;
-    L->last_raw = raw;
     L->state = LANE_LIVE;
     d->out->counts.lanes_seen++;
 }
@@ -420,9 +421,8 @@ static ALWAYS_INLINE int decode_record(decoder *d, cursor *k, uint64_t i, uint64
     lane_state *const L = &d->lanes[bg];
     if (UNLIKELY(L->state != LANE_LIVE || over) && lane_cold(d, L, bg, raw, over))
         return 0;
-    const uint64_t ts = L->last_ts + (uint32_t)(raw - L->last_raw);
+    const uint64_t ts = L->last_ts + (uint32_t)(raw - (uint32_t)L->last_ts);
     L->last_ts = ts;
-    L->last_raw = raw;
     const uint32_t seq = L->nrec++;
 
     if (type == WL_IK_BEGIN) {
