@@ -36,7 +36,9 @@ static const char *in_dir(const char *name, char *buf, size_t n)
     return buf;
 }
 
-static void write_capture(const char *path, int with_kernel)
+/* kernels: 0, 1 (a plain launch), or > 1: the kernel nodes 11, 12, ... of one graph launch,
+ * 200 us apart, all with correlation id CORR */
+static void write_capture(const char *path, int kernels)
 {
     capbuf b = {0};
     cb_init(&b, PID, T0);
@@ -55,11 +57,14 @@ static void write_capture(const char *path, int with_kernel)
     d.max_threads_per_sm = 2048, d.max_blocks_per_sm = 32, d.regs_per_sm = 65536, d.regs_per_block = 65536;
     d.smem_per_sm = 233472, d.smem_per_block = 49152, d.smem_per_block_optin = 232448;
     cb_record(&b, WLCAP_DEVICE, &d, sizeof d);
-    if (with_kernel) {
+    for (int i = 0; i < kernels; i++) {
         wlcap_kernel k;
         memset(&k, 0, sizeof k);
-        k.queued = KSTART - 5000, k.submitted = KSTART - 600, k.start = KSTART, k.end = KSTART + KDUR;
+        const uint64_t at = KSTART + (uint64_t)i * 2 * KDUR;
+        k.queued = at - 5000, k.submitted = at - 600, k.start = at, k.end = at + KDUR;
         k.correlation_id = CORR;
+        k.graph_node_id = kernels > 1 ? 11u + (uint64_t)i : 0;
+        k.graph_id = kernels > 1 ? 3 : 0;
         k.stream_id = 7;
         k.grid_x = 2, k.grid_y = k.grid_z = 1, k.block_x = 256, k.block_y = k.block_z = 1;
         k.registers_per_thread = 32;
@@ -78,13 +83,13 @@ static void write_capture(const char *path, int with_kernel)
 
 /* 2 blocks x 2 groups (producer, consumer); slot stride 4; each lane: load [10, 40] us around a
  * nested wait [15, 20] us, then an instant at 50 us, then finalize. */
-static size_t build_words(uint64_t *w, size_t cap)
+static size_t build_words_at(uint64_t *w, size_t cap, uint64_t at)
 {
     const size_t lanes = 4, per_lane = 6;
     memset(w, 0, cap * sizeof *w);
     w[0] = HDR(2, 2);
     for (uint32_t lane = 0; lane < lanes; lane++) {
-        uint64_t shift = lane * 1000; /* ns: each lane a little later */
+        uint64_t shift = at + lane * 1000; /* ns: each lane a little later */
         uint64_t recs[6] = {REC(G(10000 + shift), lane, 0, WL_IK_BEGIN),  REC(G(15000 + shift), lane, 1, WL_IK_BEGIN),
                             REC(G(20000 + shift), lane, 1, WL_IK_END),    REC(G(40000 + shift), lane, 0, WL_IK_END),
                             REC(G(50000 + shift), lane, 2, WL_IK_INSTANT), REC(G(60000 + shift), lane, 0, WL_IK_FINALIZE)};
@@ -93,6 +98,8 @@ static size_t build_words(uint64_t *w, size_t cap)
     }
     return 1 + lanes * per_lane;
 }
+
+static size_t build_words(uint64_t *w, size_t cap) { return build_words_at(w, cap, 0); }
 
 static int write_wlik(const char *path, const uint64_t *w, size_t n, int calibrated, uint32_t corr)
 {
@@ -265,6 +272,68 @@ static void test_window_placement_without_calibration(void)
     CHECK(row.uncertainty_ns > 20000 && row.uncertainty_ns < 30000);
 }
 
+/* A graph launch (3 kernels under one correlation id) with the buffer registered for node 12, the
+ * calibration from CUPTI's records taken 10 s after the kernel, with a drift of 100 ns/s: the
+ * lanes go under the second kernel, placed with the offset interpolated back to it. */
+static void test_graph_node_and_drift(void)
+{
+    char cap[600], ik[600], sess[600], err[512];
+    write_capture(in_dir("g.wlcap", cap, sizeof cap), 3);
+    uint64_t w[64];
+    size_t n = build_words_at(w, 64, 2 * KDUR);
+    CHECK(write_wlik(in_dir("g.wlik", ik, sizeof ik), w, n, 1, CORR) == 0);
+    /* patch the header: CUPTI calibration, drift, graph node */
+    FILE *fp = fopen(ik, "r+b");
+    wlik_header h;
+    CHECK(fp && fread(&h, sizeof h, 1, fp) == 1);
+    h.calibration = WLIK_CALIB_CUPTI;
+    h.calibration_samples = 48;
+    h.calibration_at_ns = KSTART + 2 * KDUR + 10000000000ull;
+    h.drift_ppb = 100;
+    h.realtime_minus_globaltimer_ns = OFFSET + 1000; /* +100 ns/s x 10 s */
+    h.calibration_uncertainty_ns = 150;
+    h.graph_launch = WLIK_GRAPH_LAUNCH;
+    h.graph_node_id = 12;
+    CHECK(fp && fseek(fp, 0, SEEK_SET) == 0 && fwrite(&h, sizeof h, 1, fp) == 1);
+    if (fp)
+        fclose(fp);
+    const char *iks[1] = {ik};
+    wl_iks_buffer row;
+    CHECK_EQ_INT(build_session(in_dir("g.wlsession", sess, sizeof sess), cap, iks, 1, &row, err, sizeof err), 0);
+    CHECK_EQ_STR(row.error, "");
+    CHECK_EQ_STR(row.placement, "calibrated");
+    CHECK_EQ_INT(row.clamp_ns, 0);
+    CHECK_EQ_INT(row.calibration_offset_ns, OFFSET);
+    CHECK_EQ_INT(row.uncertainty_ns, 150);
+    wl_session *s = wl_session_open(sess, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    wl_iks_buffer *b = NULL;
+    size_t nb = 0;
+    CHECK(wl_session_inkernel_buffers(s, &b, &nb) == 0 && nb == 1);
+    if (nb == 1) {
+        CHECK_EQ_INT(b[0].kernel_start_ns, KSTART + 2 * KDUR); /* node 12, not the launch's first kernel */
+        ev_check c = {b[0].kernel_start_ns, b[0].kernel_end_ns, 0, 0, 0, 0, UINT64_MAX};
+        wl_session_inkernel_each_event(s, b[0].id, on_ev, &c);
+        CHECK_EQ_INT(c.slices, 8);
+        CHECK_EQ_INT(c.outside, 0);
+        CHECK_EQ_INT(c.first, KSTART + 2 * KDUR + 10000); /* exactly where the lane wrote it */
+    }
+    free(b);
+    wl_session_close(s);
+    /* the node is not in that launch: stored with an error that names it, no events */
+    h.graph_node_id = 99;
+    fp = fopen(ik, "r+b");
+    CHECK(fp && fwrite(&h, sizeof h, 1, fp) == 1);
+    if (fp)
+        fclose(fp);
+    unlink(sess);
+    CHECK_EQ_INT(build_session(sess, cap, iks, 1, &row, err, sizeof err), 0);
+    CHECK(strstr(row.error, "graph node 99") != NULL);
+    CHECK_EQ_STR(row.placement, "none");
+}
+
 static void test_hostile_side_files(void)
 {
     uint64_t w[64];
@@ -353,6 +422,7 @@ int main(void)
     }
     test_placed_and_exported();
     test_window_placement_without_calibration();
+    test_graph_node_and_drift();
     test_hostile_side_files();
     test_old_session_has_no_buffers();
     char cmd[700];

@@ -12,6 +12,7 @@
 #ifndef WARPLENS_H
 #define WARPLENS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -77,10 +78,41 @@ typedef struct warplens_inkernel_buffer {
 /* The next kernel the calling thread launches records into b->buffer. Returns 0, or -1 when
  * nothing is recording or the registration was refused (a note says why). */
 WARPLENS_API int warplens_inkernel_next_launch(const warplens_inkernel_buffer *b);
+/* The same for a kernel inside a CUDA graph: the next graph launch (cuGraphLaunch /
+ * cudaGraphLaunch) of the calling thread records into b->buffer from the kernel node graph_node,
+ * a CUgraphNode (cudaGraphNode_t) of the graph the launched executable graph was instantiated from.
+ * Register before each launch whose lanes you want (zero the buffer for each, e.g. with a memset
+ * node); collect after it finished. Its lanes nest under that node's kernel of that launch. */
+WARPLENS_API int warplens_inkernel_next_graph_launch(const warplens_inkernel_buffer *b, void *graph_node);
 /* Call after the registered kernels finished (after a synchronisation): copies every registered
  * buffer whose kernel was launched, with a fresh clock calibration, for the session. The buffers
  * may be reused or freed afterwards. Returns how many were collected, or -1 when not recording. */
 WARPLENS_API int warplens_inkernel_collect(void);
+
+/* Decoding a device.cuh buffer in-process (what python/warplens/inkernel.py calls through ctypes;
+ * the CLI's `warplens decode` does the same). The arrays are the decoder's own, little-endian:
+ *   slice     32 bytes: u64 start_ns, u64 dur_ns, u32 begin_seq, u32 end_seq, u64 bits with
+ *             block (bits 0-19), depth (20-27), flags (28-31, 1 = crossed), group (32-51),
+ *             event (52-61)
+ *   instant   24 bytes: u64 ts_ns, u32 block, u32 group, u32 seq, u16 event, u16 0
+ *   unmatched 32 bytes: u64 ts_ns, u64 word, u32 block, u32 group, u32 seq, u16 event, u8 type
+ *             (0 begin, 1 end), u8 0
+ * counts: words, empty, records, slices, instants, unmatched_begins, unmatched_ends,
+ * after_finalize, over_capacity, crossed, lanes_seen, lanes_finalized. */
+typedef struct warplens_ik_decoded {
+    uint32_t num_blocks, num_groups;
+    const void *slices, *instants, *unmatched;
+    uint64_t n_slices, n_instants, n_unmatched;
+    uint64_t counts[12];
+    uint64_t min_ts, max_ts;
+    void *internal_;
+} warplens_ik_decoded;
+/* Decodes n_words words (wire format v1; stride and max_records as given to the kernel, 0 =
+ * unknown / none). Returns 0 with *out filled (release with warplens_ik_decoded_free), or -1 with
+ * err (NUL-terminated) and *err_word (the offending word's offset) set. */
+WARPLENS_API int warplens_ik_decode(const void *words, uint64_t n_words, uint64_t stride, uint32_t max_records,
+                                    warplens_ik_decoded *out, char *err, size_t err_size, uint64_t *err_word);
+WARPLENS_API void warplens_ik_decoded_free(warplens_ik_decoded *d);
 
 #ifdef __cplusplus
 }

@@ -4,16 +4,19 @@
 hands out the launch arguments a kernel built with warplens/device.cuh needs, copies the buffer
 back, decodes it, prints durations and writes traces.
 
-Why decoding is pure Python here: the C decoder lives in warplens_core, a static library, and the
-only shared library warplens ships (libwarplens.so) is the public API, which does not export it;
-this module must stay "nothing to compile". So `decode_words` below is a small reference decoder
-with exactly the C decoder's semantics (tests/cli/test_python_inkernel.sh cross-checks the two on
-random buffers). It runs at a few million records per second: fine for the buffers a Python user
-inspects. Large buffers and trace files go through the CLI (`warplens decode`), which
-`Profiler.write_trace` calls on a temporary file.
+Two decoders. `decode_native` calls the C decoder in libwarplens.so (warplens_ik_decode) through
+ctypes: the words are passed without a copy (any buffer-protocol object: bytes, bytearray,
+array('Q'), a NumPy array) and the decoded arrays are copied once into Python-owned bytearrays
+(`NativeResult`; `.slice_array()` etc. view them as NumPy structured arrays without another copy),
+so it costs the C decode plus one copy (bench/bench_decode_python.py). `decode_words` is a small
+pure-Python reference decoder with exactly the C decoder's semantics (tests/cli/
+test_python_inkernel.sh cross-checks the two on random buffers), used when libwarplens is not
+installed; it runs at a few million records per second. Trace files go through the CLI
+(`warplens decode`), which `Profiler.write_trace` calls on a temporary file.
 """
 
 import array
+import ctypes
 import os
 import subprocess
 import sys
@@ -171,6 +174,123 @@ def decode_words(words, stride=0, max_records=0):
             res.unmatched = [u._replace(ts_ns=u.ts_ns + fix) for u in res.unmatched]
         res.min_ts, res.max_ts = lo + fix, hi + fix
     return res
+
+
+class _Decoded(ctypes.Structure):
+    """warplens_ik_decoded (warplens.h)."""
+    _fields_ = [("num_blocks", ctypes.c_uint32), ("num_groups", ctypes.c_uint32),
+                ("slices", ctypes.c_void_p), ("instants", ctypes.c_void_p), ("unmatched", ctypes.c_void_p),
+                ("n_slices", ctypes.c_uint64), ("n_instants", ctypes.c_uint64), ("n_unmatched", ctypes.c_uint64),
+                ("counts", ctypes.c_uint64 * 12), ("min_ts", ctypes.c_uint64), ("max_ts", ctypes.c_uint64),
+                ("internal_", ctypes.c_void_p)]
+
+
+_COUNT_NAMES = ("words", "empty", "records", "slices", "instants", "unmatched_begins", "unmatched_ends",
+                "after_finalize", "over_capacity", "crossed", "lanes_seen", "lanes_finalized")
+SLICE_BYTES, INSTANT_BYTES, UNMATCHED_BYTES = 32, 24, 32
+_native = None
+
+
+def _native_lib():
+    global _native
+    if _native is None:
+        from ._find import load_library
+        lib = load_library()
+        lib.warplens_ik_decode.argtypes = [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32,
+                                           ctypes.POINTER(_Decoded), ctypes.c_char_p, ctypes.c_size_t,
+                                           ctypes.POINTER(ctypes.c_uint64)]
+        lib.warplens_ik_decode.restype = ctypes.c_int
+        lib.warplens_ik_decoded_free.argtypes = [ctypes.POINTER(_Decoded)]
+        lib.warplens_ik_decoded_free.restype = None
+        _native = lib
+    return _native
+
+
+def _words_pointer(words):
+    """(address, n_words, keep-alive) of a buffer of little-endian uint64 words, without a copy."""
+    if hasattr(words, "__array_interface__") and hasattr(words, "ctypes"):  # NumPy
+        if not words.flags["C_CONTIGUOUS"] or words.dtype.itemsize != 8:
+            raise ValueError("words must be a C-contiguous array of 64-bit integers")
+        return words.ctypes.data, words.size, words
+    m = memoryview(words).cast("B")
+    if m.nbytes % 8:
+        raise ValueError("the buffer is not a whole number of 64-bit words")
+    if m.readonly:  # bytes: CPython's object keeps its storage; c_char_p points at it
+        ref = ctypes.c_char_p(m.obj if isinstance(m.obj, bytes) else bytes(m))
+        return ctypes.cast(ref, ctypes.c_void_p).value, m.nbytes // 8, ref
+    arr = (ctypes.c_char * m.nbytes).from_buffer(m)
+    return ctypes.addressof(arr), m.nbytes // 8, (arr, m)
+
+
+class NativeResult:
+    """What decode_native returns: the decoded arrays as bytearrays in the layout of warplens.h
+    (slice 32 bytes, instant 24, unmatched 32), the counts, and the extent of the timestamps."""
+
+    def __init__(self, d, slices, instants, unmatched):
+        self.num_blocks, self.num_groups = d.num_blocks, d.num_groups
+        self.n_slices, self.n_instants, self.n_unmatched = d.n_slices, d.n_instants, d.n_unmatched
+        self.slices_bytes, self.instants_bytes, self.unmatched_bytes = slices, instants, unmatched
+        self.counts = dict(zip(_COUNT_NAMES, list(d.counts)))
+        self.min_ts, self.max_ts = d.min_ts, d.max_ts
+
+    def slice_array(self):
+        """NumPy structured array over the slices (no copy); bits: block 0-19, depth 20-27,
+        flags 28-31, group 32-51, event 52-61 (see slice_fields)."""
+        import numpy as np
+        dt = np.dtype([("start_ns", "<u8"), ("dur_ns", "<u8"), ("begin_seq", "<u4"), ("end_seq", "<u4"),
+                       ("bits", "<u8")])
+        return np.frombuffer(self.slices_bytes, dtype=dt, count=self.n_slices)
+
+    def instant_array(self):
+        import numpy as np
+        dt = np.dtype([("ts_ns", "<u8"), ("block", "<u4"), ("group", "<u4"), ("seq", "<u4"), ("event", "<u2"),
+                       ("pad", "<u2")])
+        return np.frombuffer(self.instants_bytes, dtype=dt, count=self.n_instants)
+
+    @staticmethod
+    def slice_fields(bits):
+        """(block, group, event, depth, crossed) of a slice's bits word (int or NumPy array)."""
+        return (bits & 0xFFFFF, (bits >> 32) & 0xFFFFF, (bits >> 52) & 0x3FF, (bits >> 20) & 0xFF,
+                (bits >> 28) & 1)
+
+    def to_result(self):
+        """The same as decode_words' DecodeResult (namedtuples: for small buffers)."""
+        import struct
+        res = DecodeResult(self.num_blocks, self.num_groups)
+        for start, dur, bseq, eseq, bits in struct.iter_unpack("<QQIIQ", self.slices_bytes):
+            block, group, event, depth, crossed = self.slice_fields(bits)
+            res.slices.append(Slice(block, group, event, start, dur, depth, bool(crossed), bseq, eseq))
+        for ts, block, group, seq, event, _ in struct.iter_unpack("<QIIIHH", self.instants_bytes):
+            res.instants.append(Instant(block, group, event, ts, seq))
+        for ts, word, block, group, seq, event, typ, _ in struct.iter_unpack("<QQIIIHBB", self.unmatched_bytes):
+            res.unmatched.append(Unmatched(block, group, event, ts, word, "begin" if typ == BEGIN else "end"))
+        res.counts = dict(self.counts)
+        res.min_ts, res.max_ts = self.min_ts, self.max_ts
+        return res
+
+
+def decode_native(words, stride=0, max_records=0):
+    """Decodes with the C decoder of libwarplens.so; returns a NativeResult. Raises DecodeError like
+    decode_words, OSError when libwarplens cannot be loaded."""
+    lib = _native_lib()
+    ptr, n, keep = _words_pointer(words)
+    d = _Decoded()
+    err = ctypes.create_string_buffer(256)
+    word = ctypes.c_uint64(0)
+    if lib.warplens_ik_decode(ptr, n, stride, max_records, ctypes.byref(d), err, len(err), ctypes.byref(word)):
+        raise DecodeError(word.value, err.value.decode("utf-8", "replace"))
+    del keep
+    try:  # the one copy: into memory Python owns, so the C result can be released now
+        out = []
+        for p, count, size in ((d.slices, d.n_slices, SLICE_BYTES), (d.instants, d.n_instants, INSTANT_BYTES),
+                               (d.unmatched, d.n_unmatched, UNMATCHED_BYTES)):
+            b = bytearray(count * size)
+            if count:
+                ctypes.memmove((ctypes.c_char * len(b)).from_buffer(b), p, len(b))
+            out.append(b)
+        return NativeResult(d, *out)
+    finally:
+        lib.warplens_ik_decoded_free(ctypes.byref(d))
 
 
 def _rank(sorted_values, q):

@@ -6,6 +6,7 @@
 
 #include "analysis/inkernel_decode.h"
 #include "capfile/inkernel_file.h"
+#include "common/clock_fit.h"
 
 static const char *placement_name(int method)
 {
@@ -63,7 +64,7 @@ int wl_inkernel_import_file(wl_session_writer *w, const char *path, wl_iks_buffe
     row->words = h->n_words;
     row->dropped_on_device = h->counters_valid ? (int64_t)h->dropped_on_device : -1;
     row->invalid_on_device = h->counters_valid ? (int64_t)h->invalid_on_device : -1;
-    row->has_calibration = h->calibration == WLIK_CALIB_OK;
+    row->has_calibration = h->calibration == WLIK_CALIB_OK || h->calibration == WLIK_CALIB_CUPTI;
     row->calibration_offset_ns = h->realtime_minus_globaltimer_ns;
     row->calibration_uncertainty_ns = h->calibration_uncertainty_ns;
     snprintf(row->placement, sizeof row->placement, "none");
@@ -74,7 +75,10 @@ int wl_inkernel_import_file(wl_session_writer *w, const char *path, wl_iks_buffe
     memset(&names, 0, sizeof names);
     wl_ik_error ikerr;
     uint64_t kstart = 0, kend = 0;
-    int found = wl_session_writer_kernel_span(w, row->pid, row->correlation_id, &row->kernel_id, &kstart, &kend);
+    /* a graph launch runs many kernels under one correlation id: the registered node picks one */
+    const uint64_t node = (h->graph_launch & WLIK_GRAPH_LAUNCH) ? h->graph_node_id : 0;
+    int found = wl_session_writer_graph_kernel_span(w, row->pid, row->correlation_id, node, &row->kernel_id, &kstart,
+                                                    &kend);
     int decoded = 0;
     if (found < 0) {
         snprintf(err, err_size, "%s: looking up its kernel failed", path);
@@ -98,13 +102,24 @@ int wl_inkernel_import_file(wl_session_writer *w, const char *path, wl_iks_buffe
         row->over_capacity = r.counts.over_capacity;
         row->crossed = r.counts.crossed;
         if (found == 0) {
-            snprintf(row->error, sizeof row->error,
-                     "no timed kernel with correlation id %u in process %u: lanes not placed", row->correlation_id,
-                     row->pid);
+            if (node)
+                snprintf(row->error, sizeof row->error,
+                         "no timed kernel of graph node %llu in the graph launch with correlation id %u in process "
+                         "%u: lanes not placed",
+                         (unsigned long long)node, row->correlation_id, row->pid);
+            else
+                snprintf(row->error, sizeof row->error,
+                         "no timed kernel with correlation id %u in process %u: lanes not placed", row->correlation_id,
+                         row->pid);
         } else if (r.n_slices + r.n_instants + r.n_unmatched == 0) {
             snprintf(row->error, sizeof row->error, "the buffer holds no records");
         } else {
-            wl_ik_calibration cal = {h->realtime_minus_globaltimer_ns, h->calibration_uncertainty_ns};
+            /* the offset at this kernel's time: interpolated with the drift since the previous calibration */
+            const int64_t off = h->calibration_at_ns ? wl_clock_offset_at(h->realtime_minus_globaltimer_ns,
+                                                                          h->calibration_at_ns, h->drift_ppb, kstart)
+                                                     : h->realtime_minus_globaltimer_ns;
+            row->calibration_offset_ns = off;
+            wl_ik_calibration cal = {off, h->calibration_uncertainty_ns};
             wl_ik_placement pl;
             if (wl_ik_place(&r, kstart, kend, row->has_calibration ? &cal : NULL, &pl, &ikerr) != 0 ||
                 wl_ik_shift(&r, pl.delta_ns) != 0) {

@@ -25,6 +25,13 @@ enum wlik_calibration_status {
     WLIK_CALIB_NONE = 0,    /* not attempted (no calibration asked for) */
     WLIK_CALIB_OK = 1,      /* realtime_minus_globaltimer_ns is measured */
     WLIK_CALIB_FAILED = 2,  /* attempted and failed: the importer falls back to the kernel window */
+    WLIK_CALIB_CUPTI = 3,   /* measured against CUPTI's records of calibration kernels: the offset is
+                             * CUPTI clock - %globaltimer (common/clock_fit.h) */
+};
+
+enum wlik_graph_flags {
+    WLIK_GRAPH_LAUNCH = 1u,        /* the correlation id is a graph launch's */
+    WLIK_GRAPH_NODE_ORIGINAL = 2u, /* no copy of the node was seen at instantiation: the original's id */
 };
 
 typedef struct wlik_header {
@@ -45,7 +52,13 @@ typedef struct wlik_header {
     uint32_t dropped_on_device;    /* counters[0] of device.cuh: records that did not fit */
     uint32_t invalid_on_device;    /* counters[1]: bad ids, lanes past the limits */
     uint32_t events_len, groups_len;
-    uint32_t reserved[7];
+    /* added in place of reserved words (zero in older files: no drift, no graph node) */
+    uint32_t calibration_samples;  /* CUPTI: calibration kernels whose records bound the offset */
+    uint64_t calibration_at_ns;    /* the CUPTI time the offset was measured at (0: unknown) */
+    int32_t drift_ppb;             /* offset change per second since the previous calibration */
+    uint32_t graph_launch;         /* WLIK_GRAPH_*: registered for a graph launch (graph_node_id picks
+                                    * the kernel among the launch's) */
+    uint64_t graph_node_id;        /* CUPTI's id of the graph kernel node (cuptiGetGraphNodeId) */
 } wlik_header;
 static_assert(sizeof(wlik_header) == 128, "wlik header layout");
 

@@ -196,6 +196,10 @@ void wl_decode_activity_buffer(uint8_t *buf, size_t valid)
         case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
             if (!wl_internal_corr_is(((const CUpti_ActivityKernel10 *)rec)->correlationId))
                 put_program_kernel((const CUpti_ActivityKernel10 *)rec);
+            else /* the recorder's own kernel: kept out of the session; calibrations use its times */
+                wl_calib_note(((const CUpti_ActivityKernel10 *)rec)->correlationId,
+                              ((const CUpti_ActivityKernel10 *)rec)->start,
+                              ((const CUpti_ActivityKernel10 *)rec)->end);
             break;
         case CUPTI_ACTIVITY_KIND_MEMCPY:
             if (!wl_internal_corr_is(((const CUpti_ActivityMemcpy6 *)rec)->correlationId))

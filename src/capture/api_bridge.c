@@ -172,6 +172,7 @@ static const wl_recorder_bridge g_bridge = {
     .annotate_next_launch = annotate_next_launch,
     .annotate_scope = annotate_scope,
     .inkernel_next_launch = wl_inkernel_next_launch,
+    .inkernel_next_graph_launch = wl_inkernel_next_graph_launch,
     .inkernel_collect = wl_inkernel_collect,
     .scope_thread_id = scope_thread_id,
     .set_tier = set_tier,

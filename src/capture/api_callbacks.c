@@ -29,7 +29,10 @@ static const char *const SYNC_API[] = {"cuCtxSynchronize", "cuStreamSynchronize"
 #define MAX_API_IDS 256
 static uint16_t g_ids[MAX_API_IDS];
 static unsigned g_count;
-static uint8_t g_is_launch[CUPTI_DRIVER_TRACE_CBID_SIZE]; /* kernel launches take annotations */
+/* LAUNCH_KERNEL: kernel launches take annotations and in-kernel registrations; LAUNCH_GRAPH:
+ * graph launches take graph registrations */
+enum { LAUNCH_KERNEL = 1, LAUNCH_GRAPH = 2 };
+static uint8_t g_is_launch[CUPTI_DRIVER_TRACE_CBID_SIZE];
 static uint8_t g_hooked[CUPTI_DRIVER_TRACE_CBID_SIZE];
 
 int wl_api_callbacks_has(uint32_t cbid) { return cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_hooked[cbid]; }
@@ -60,7 +63,10 @@ int wl_api_callbacks_select(uint32_t record_mask)
             continue;
         g_ids[g_count++] = (uint16_t)cbid;
         g_hooked[cbid] = 1;
-        g_is_launch[cbid] = strncmp(name, "cuLaunch", 8) == 0 && strncmp(name, "cuLaunchHostFunc", 16) != 0;
+        g_is_launch[cbid] =
+            (uint8_t)((strncmp(name, "cuLaunch", 8) == 0 && strncmp(name, "cuLaunchHostFunc", 16) != 0 ? LAUNCH_KERNEL
+                                                                                                         : 0) |
+                      (strncmp(name, "cuGraphLaunch", 13) == 0 ? LAUNCH_GRAPH : 0));
     }
     if (!g_count)
         wl_log("no CUDA API callback could be enabled; launch costs are not recorded");
@@ -90,6 +96,7 @@ void wl_api_callback(uint32_t domain, uint32_t cbid, const void *data)
     wl_thread_locals *me = &wl_tls;
     if (me->internal_calls) { /* the recorder's own copies and calibration kernel are not the program's */
         wl_internal_corr_add(cd->correlationId);
+        me->last_internal_corr = cd->correlationId; /* clock_calibration.c pairs it with the launch */
         return;
     }
     wl_api_event e;
@@ -102,7 +109,12 @@ void wl_api_callback(uint32_t domain, uint32_t cbid, const void *data)
     e.domain = domain == CUPTI_CB_DOMAIN_RUNTIME_API ? WLCAP_API_RUNTIME : WLCAP_API_DRIVER;
     e.kind = WL_API_EVENT_CALL;
     wl_mpsc_push(&wl_api_ring, &e);
-    if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && g_is_launch[cbid]) {
+    if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && (g_is_launch[cbid] & LAUNCH_GRAPH) && me->inkernel_pending) {
+        /* cuGraphLaunch and cuGraphLaunch_ptsz: {hGraph (the CUgraphExec), hStream} */
+        const cuGraphLaunch_params *p = cd->functionParams;
+        wl_inkernel_on_graph_launch(cd->correlationId, cd->context, p ? (void *)p->hGraph : NULL);
+    }
+    if (cbid < CUPTI_DRIVER_TRACE_CBID_SIZE && (g_is_launch[cbid] & LAUNCH_KERNEL)) {
         if (me->annotation_set) { /* warplens_annotate_next_launch on this thread */
             me->annotation_set = 0;
             /* the counts travel as the bits of two doubles in the start/end fields */

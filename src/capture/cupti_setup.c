@@ -9,6 +9,7 @@
 #include "capture/cupti_errors.h"
 #include "capture/metric_filter.h"
 #include "capture/recorder.h"
+#include "capture/inkernel_capture.h"
 
 #include <cupti.h>
 #include <pthread.h>
@@ -86,6 +87,15 @@ void CUPTIAPI wl_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain, 
                 wl_pm_context_destroying(dev);
             wl_stalls_context_destroyed(rd->context);
             wl_cupti_flush(1);
+        } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED && rd->resourceDescriptor) {
+            /* graph instantiation: which node of the executable graph copies which (in-kernel
+             * registrations name the original) */
+            const CUpti_GraphData *gd = rd->resourceDescriptor;
+            uint64_t orig = 0, clone = 0;
+            if (gd->nodeType == CU_GRAPH_NODE_TYPE_KERNEL && gd->originalNode && gd->node &&
+                cuptiGetGraphNodeId(gd->originalNode, &orig) == CUPTI_SUCCESS &&
+                cuptiGetGraphNodeId(gd->node, &clone) == CUPTI_SUCCESS)
+                wl_inkernel_on_node_cloned(orig, clone, gd->graphExec);
         }
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop) {
         const CUpti_CallbackData *cd = data;
@@ -236,6 +246,8 @@ int wl_cupti_start(const wl_config *cfg)
 
     check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED),
           "enabling the context-created callback");
+    check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED),
+          "enabling CUPTI's graph node clone callback (graph-node in-kernel buffers)");
     check(cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                               CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING),
           "enabling the context-destroy callback");

@@ -5,6 +5,8 @@
 #include "capture/inkernel_capture.h"
 
 #include <cuda.h>
+#include <cupti.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "capture/recorder.h"
 #include "common/atomic_file.h"
 #include "common/clock.h"
+#include "common/clock_fit.h"
 #include "common/log.h"
 
 #define SLOTS 256
@@ -31,6 +34,9 @@ typedef struct ik_slot {
     CUdeviceptr buffer, counters;
     uint64_t words, stride;
     uint32_t max_records;
+    int graph;                /* registered for a graph launch (binds to cuGraphLaunch, not cuLaunch*) */
+    uint32_t graph_flags;     /* WLIK_GRAPH_* of the side file */
+    uint64_t graph_node_id;   /* the registered (original) node's id; at the launch, its copy's */
     char events[NAMES_MAX], groups[NAMES_MAX];
 } ik_slot;
 
@@ -79,7 +85,63 @@ static void copy_names(char *dst, const char *src)
     dst[n] = '\0';
 }
 
-int wl_inkernel_next_launch(const wl_bridge_inkernel_buffer *b)
+/* Graph nodes copied into executable graphs at instantiation (CUPTI's resource callback), so a
+ * registration naming a node of the original graph finds the id CUPTI puts on the kernel records
+ * of a launch of one executable graph. Bounded: the oldest entries are overwritten. */
+#define CLONES 4096
+static struct {
+    void *exec;
+    uint64_t original, clone;
+} g_clones[CLONES];
+static unsigned g_clones_next, g_clones_n;
+static pthread_mutex_t g_clones_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void wl_inkernel_on_node_cloned(uint64_t original_id, uint64_t clone_id, void *graph_exec)
+{
+    pthread_mutex_lock(&g_clones_lock);
+    g_clones[g_clones_next].exec = graph_exec;
+    g_clones[g_clones_next].original = original_id;
+    g_clones[g_clones_next].clone = clone_id;
+    g_clones_next = (g_clones_next + 1) % CLONES;
+    if (g_clones_n < CLONES)
+        g_clones_n++;
+    pthread_mutex_unlock(&g_clones_lock);
+}
+
+/* The copy of node `original` in executable graph `exec` (newest first), or 0. */
+static uint64_t clone_of(void *exec, uint64_t original)
+{
+    uint64_t id = 0;
+    pthread_mutex_lock(&g_clones_lock);
+    for (unsigned k = 0; k < g_clones_n && !id; k++) {
+        unsigned i = (g_clones_next + CLONES - 1 - k) % CLONES;
+        if (g_clones[i].original == original && (g_clones[i].exec == exec || !g_clones[i].exec))
+            id = g_clones[i].clone;
+    }
+    pthread_mutex_unlock(&g_clones_lock);
+    return id;
+}
+
+static int register_buffer(const wl_bridge_inkernel_buffer *b, int graph, uint64_t node_id);
+
+int wl_inkernel_next_launch(const wl_bridge_inkernel_buffer *b) { return register_buffer(b, 0, 0); }
+
+int wl_inkernel_next_graph_launch(const wl_bridge_inkernel_buffer *b, void *graph_node)
+{
+    if (atomic_load(&wl_state) != WL_STATE_RUNNING)
+        return -1;
+    uint64_t id = 0;
+    CUptiResult r = graph_node ? cuptiGetGraphNodeId((CUgraphNode)graph_node, &id) : CUPTI_ERROR_INVALID_PARAMETER;
+    if (r != CUPTI_SUCCESS) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "warplens_inkernel_next_graph_launch: cannot identify the graph node (%s); ignored",
+                    graph_node ? "cuptiGetGraphNodeId failed" : "NULL node");
+        return -1;
+    }
+    return register_buffer(b, 1, id);
+}
+
+static int register_buffer(const wl_bridge_inkernel_buffer *b, int graph, uint64_t node_id)
 {
     if (atomic_load(&wl_state) != WL_STATE_RUNNING)
         return -1;
@@ -112,6 +174,9 @@ int wl_inkernel_next_launch(const wl_bridge_inkernel_buffer *b)
     s->words = b->words;
     s->stride = b->stride;
     s->max_records = b->max_records;
+    s->graph = graph;
+    s->graph_flags = 0;
+    s->graph_node_id = node_id;
     copy_names(s->events, b->event_names);
     copy_names(s->groups, b->group_names);
     atomic_store(&s->state, SLOT_PENDING);
@@ -123,7 +188,26 @@ void wl_inkernel_on_launch(uint32_t correlation_id, void *context)
     if (!wl_tls.inkernel_pending)
         return;
     ik_slot *s = &g_slots[wl_tls.inkernel_pending - 1];
+    if (s->graph) /* waits for its graph launch */
+        return;
     wl_tls.inkernel_pending = 0;
+    s->correlation_id = correlation_id;
+    s->context = (CUcontext)context;
+    atomic_store_explicit(&s->state, SLOT_LAUNCHED, memory_order_release);
+}
+
+void wl_inkernel_on_graph_launch(uint32_t correlation_id, void *context, void *graph_exec)
+{
+    if (!wl_tls.inkernel_pending)
+        return;
+    ik_slot *s = &g_slots[wl_tls.inkernel_pending - 1];
+    if (!s->graph) /* a plain registration waits for a kernel launch */
+        return;
+    wl_tls.inkernel_pending = 0;
+    uint64_t clone = clone_of(graph_exec, s->graph_node_id);
+    s->graph_flags = WLIK_GRAPH_LAUNCH | (clone ? 0u : WLIK_GRAPH_NODE_ORIGINAL);
+    if (clone)
+        s->graph_node_id = clone;
     s->correlation_id = correlation_id;
     s->context = (CUcontext)context;
     atomic_store_explicit(&s->state, SLOT_LAUNCHED, memory_order_release);
@@ -138,26 +222,67 @@ static const char *cu_name(CUresult r)
 
 typedef struct calib_entry {
     CUcontext ctx;
-    int status;
+    int status;               /* WLIK_CALIB_CUPTI, _OK (ping-pong) or _FAILED */
     int64_t offset;
     uint64_t uncertainty;
+    uint64_t at_ns;           /* CUPTI: when it was measured */
+    uint32_t samples;
+    int32_t drift_ppb;        /* since the context's previous CUPTI calibration */
 } calib_entry;
 
-/* One calibration per context per collect: the offset drifts slowly, so it is measured close to
- * the kernels it places. */
+/* The last CUPTI calibration of each context, across collects: the next one gives the drift, so a
+ * buffer is placed with the offset interpolated to its kernel's time. */
+static struct {
+    CUcontext ctx;
+    uint64_t at_ns;
+    int64_t offset;
+} g_prev_calib[MAX_CONTEXTS];
+static int g_prev_n;
+static pthread_mutex_t g_prev_lock = PTHREAD_MUTEX_INITIALIZER; /* threads may collect at once */
+
+static int32_t drift_since_previous(CUcontext ctx, uint64_t at_ns, int64_t offset)
+{
+    pthread_mutex_lock(&g_prev_lock);
+    int i = 0;
+    while (i < g_prev_n && g_prev_calib[i].ctx != ctx)
+        i++;
+    int32_t ppb = 0;
+    if (i < g_prev_n) /* drift over less than a second is mostly the two calibrations' error */
+        ppb = at_ns - g_prev_calib[i].at_ns >= 1000000000ull
+                  ? wl_clock_drift_ppb(g_prev_calib[i].at_ns, g_prev_calib[i].offset, at_ns, offset)
+                  : 0;
+    else if (g_prev_n < MAX_CONTEXTS)
+        i = g_prev_n++;
+    else
+        i = MAX_CONTEXTS - 1;
+    g_prev_calib[i].ctx = ctx;
+    g_prev_calib[i].at_ns = at_ns;
+    g_prev_calib[i].offset = offset;
+    pthread_mutex_unlock(&g_prev_lock);
+    return ppb;
+}
+
+/* One calibration per context per collect: measured close to the kernels it places. CUPTI's own
+ * records first (the lanes' kernel windows come from them too); the ping-pong when that fails. */
 static const calib_entry *calibration_for(CUcontext ctx, calib_entry *cache, int *n)
 {
     for (int i = 0; i < *n; i++)
         if (cache[i].ctx == ctx)
             return &cache[i];
-    calib_entry e = {ctx, WLIK_CALIB_FAILED, 0, 0};
-    char why[160];
-    if (wl_calibrate_globaltimer(&e.offset, &e.uncertainty, why, sizeof why) == 0) {
+    calib_entry e = {ctx, WLIK_CALIB_FAILED, 0, 0, 0, 0, 0};
+    char why[200], why2[160];
+    if (wl_calibrate_cupti(&e.offset, &e.uncertainty, &e.at_ns, &e.samples, why, sizeof why) == 0) {
+        e.status = WLIK_CALIB_CUPTI;
+        e.drift_ppb = drift_since_previous(ctx, e.at_ns, e.offset);
+    } else if (wl_calibrate_globaltimer(&e.offset, &e.uncertainty, why2, sizeof why2) == 0) {
+        static atomic_flag once = ATOMIC_FLAG_INIT;
         e.status = WLIK_CALIB_OK;
+        wl_log_once(&once, "in-kernel clock calibration against CUPTI's records failed: %s; using the "
+                           "host ping-pong (uncertainty about a PCIe round trip)", why);
     } else {
         static atomic_flag once = ATOMIC_FLAG_INIT;
-        wl_log_once(&once, "in-kernel clock calibration failed: %s; lanes are placed inside their kernel's "
-                           "window instead", why);
+        wl_log_once(&once, "in-kernel clock calibration failed: %s; %s; lanes are placed inside their kernel's "
+                           "window instead", why, why2);
     }
     if (*n < MAX_CONTEXTS) {
         cache[*n] = e;
@@ -187,6 +312,11 @@ static int collect_slot(const ik_slot *s, const calib_entry *cal, uint8_t *stagi
     h.calibration = (uint32_t)cal->status;
     h.realtime_minus_globaltimer_ns = cal->offset;
     h.calibration_uncertainty_ns = cal->uncertainty;
+    h.calibration_samples = cal->samples;
+    h.calibration_at_ns = cal->at_ns;
+    h.drift_ppb = cal->drift_ppb;
+    h.graph_launch = s->graph_flags;
+    h.graph_node_id = s->graph_node_id;
     h.collected_ns = wl_realtime_ns();
     h.events_len = (uint32_t)strlen(s->events);
     h.groups_len = (uint32_t)strlen(s->groups);

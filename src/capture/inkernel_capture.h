@@ -15,16 +15,31 @@ void wl_inkernel_init(const char *capture_path);
 /* Bridge entry points (see warplens.h). */
 int wl_inkernel_next_launch(const wl_bridge_inkernel_buffer *b);
 int wl_inkernel_collect(void);
+int wl_inkernel_next_graph_launch(const wl_bridge_inkernel_buffer *b, void *graph_node);
 /* Launch callback, application thread: binds this thread's pending registration to the launch.
  * One thread-local load when nothing is pending. */
 void wl_inkernel_on_launch(uint32_t correlation_id, void *context);
+/* The same for a graph launch (cuGraphLaunch's executable graph): binds a pending graph
+ * registration, resolving its node to the node CUPTI reports for that executable graph. */
+void wl_inkernel_on_graph_launch(uint32_t correlation_id, void *context, void *graph_exec);
+/* Resource callback (graph instantiation, any thread): node `clone_id` of executable graph
+ * `graph_exec` is a copy of node `original_id`; kernel records of graph launches carry the copy's. */
+void wl_inkernel_on_node_cloned(uint64_t original_id, uint64_t clone_id, void *graph_exec);
 /* Writer thread: buffers lost since the last call (refused, failed copies, never collected). */
 uint64_t wl_inkernel_take_lost(void);
 /* At shutdown: counts registrations that were never collected and says so once. */
 void wl_inkernel_shutdown(void);
 
-/* clock_calibration.c: realtime - %globaltimer in the current context. 0, or -1 with why. */
+/* clock_calibration.c: realtime - %globaltimer in the current context by a host<->GPU ping-pong
+ * (the fallback). 0, or -1 with why. */
 int wl_calibrate_globaltimer(int64_t *offset_ns, uint64_t *uncertainty_ns, char *why, size_t why_size);
+/* CUPTI's clock - %globaltimer in the current context, from the recorder's own calibration
+ * kernels' CUPTI records (common/clock_fit.h). at_ns: CUPTI time of the calibration; samples: the
+ * kernels whose records were used. Waits at most ~1 s for the records. 0, or -1 with why. */
+int wl_calibrate_cupti(int64_t *offset_ns, uint64_t *uncertainty_ns, uint64_t *at_ns, uint32_t *samples, char *why,
+                       size_t why_size);
+/* Writer thread: a CUPTI kernel record of one of the recorder's own launches. */
+void wl_calib_note(uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns);
 
 /* Calls the recorder makes itself (calibration kernel, copies) raise wl_tls.internal_calls so the
  * API callbacks skip them and remember their correlation ids; activity records with those ids are

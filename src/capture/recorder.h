@@ -117,6 +117,7 @@ typedef struct wl_thread_locals {
     uint32_t tid;                 /* threads.c: the thread's id, 0 until wl_current_tid() */
     int internal_calls;           /* inkernel_capture.c: > 0 while the recorder itself calls CUDA */
     int inkernel_pending;         /* inkernel_capture.c: slot + 1 of a buffer waiting for its launch */
+    uint32_t last_internal_corr;  /* api_callbacks.c: correlation id of the recorder's last own call */
     uint32_t annotation_set;      /* api_bridge.c: warplens_annotate_next_launch's counts wait below */
     uint32_t annotation_precision;
     double annotation_flops, annotation_bytes;

@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#define WL_BRIDGE_ABI 4u
+#define WL_BRIDGE_ABI 5u
 #define WL_BRIDGE_SYMBOL "warplens_recorder_bridge"
 
 /* The fields of warplens_inkernel_buffer (warplens.h), repeated so the recorder needs no public
@@ -38,6 +38,9 @@ typedef struct wl_recorder_bridge {
      * thread's tier from now on (NULL or "": back to the process default). */
     void (*scope_thread_id)(uint64_t id);
     void (*set_tier)(const char *tier);
+    /* ABI 5: the next graph launch of the calling thread records into b from its kernel node
+     * graph_node (a CUgraphNode of the graph the executable graph was instantiated from). */
+    int (*inkernel_next_graph_launch)(const wl_bridge_inkernel_buffer *b, void *graph_node);
 } wl_recorder_bridge;
 
 typedef const wl_recorder_bridge *(*wl_recorder_bridge_fn)(void);

@@ -21,9 +21,18 @@ static void bind_i64_or_null(sqlite3_stmt *s, int i, int64_t v, int present)
 int wl_session_writer_kernel_span(wl_session_writer *w, uint32_t pid, uint32_t correlation_id, int64_t *kernel_id,
                                   uint64_t *start_ns, uint64_t *end_ns)
 {
-    sqlite3_stmt *s = wl_writer_stmt(w, S_IK_KERNEL_SPAN);
+    return wl_session_writer_graph_kernel_span(w, pid, correlation_id, 0, kernel_id, start_ns, end_ns);
+}
+
+int wl_session_writer_graph_kernel_span(wl_session_writer *w, uint32_t pid, uint32_t correlation_id,
+                                        uint64_t graph_node_id, int64_t *kernel_id, uint64_t *start_ns,
+                                        uint64_t *end_ns)
+{
+    sqlite3_stmt *s = wl_writer_stmt(w, graph_node_id ? S_IK_GRAPH_KERNEL_SPAN : S_IK_KERNEL_SPAN);
     sqlite3_bind_int64(s, 1, pid);
     sqlite3_bind_int64(s, 2, correlation_id);
+    if (graph_node_id)
+        sqlite3_bind_int64(s, 3, (int64_t)graph_node_id);
     int rc = sqlite3_step(s);
     if (rc == SQLITE_DONE)
         return 0;

@@ -47,6 +47,11 @@ typedef struct wl_iks_event {
 /* The kernel launched by (pid, correlation id): 1 found, 0 none, -1 error. */
 int wl_session_writer_kernel_span(wl_session_writer *w, uint32_t pid, uint32_t correlation_id, int64_t *kernel_id,
                                   uint64_t *start_ns, uint64_t *end_ns);
+/* The kernel of graph node graph_node_id (CUPTI's id) in the graph launch (pid, correlation id);
+ * graph_node_id 0: the same as wl_session_writer_kernel_span. */
+int wl_session_writer_graph_kernel_span(wl_session_writer *w, uint32_t pid, uint32_t correlation_id,
+                                        uint64_t graph_node_id, int64_t *kernel_id, uint64_t *start_ns,
+                                        uint64_t *end_ns);
 /* Inserts the buffer row and prepares for its names/events; b->id gets the row id. 0 or -1. */
 int wl_session_writer_inkernel_begin(wl_session_writer *w, wl_iks_buffer *b, char *err, size_t err_size);
 int wl_session_writer_inkernel_name(wl_session_writer *w, const char *kind, uint32_t id, const char *name);

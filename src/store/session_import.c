@@ -59,6 +59,8 @@ const char *const WL_IMPORT_SQL[S_COUNT] = {
                     " driver_active_blocks, function_registers, status) VALUES (?,?,?,?,?,?,?)",
     [S_IK_KERNEL_SPAN] = "SELECT id, start_ns, end_ns FROM kernel WHERE pid = ? AND correlation_id = ?"
                          " ORDER BY start_ns LIMIT 1",
+    [S_IK_GRAPH_KERNEL_SPAN] = "SELECT id, start_ns, end_ns FROM kernel WHERE pid = ? AND correlation_id = ?"
+                               " AND graph_node_id = ? ORDER BY start_ns LIMIT 1",
     [S_IK_BUFFER] = "INSERT INTO inkernel_buffer (pid, correlation_id, kernel_id, device_id, words, num_blocks,"
                     " num_groups, slices, instants, unmatched, after_finalize, over_capacity, crossed,"
                     " dropped_on_device, invalid_on_device, placement, delta_ns, uncertainty_ns, clamp_ns,"

@@ -9,7 +9,13 @@ if ! command -v python3 >/dev/null || ! python3 -c 'import sys; sys.exit(sys.ver
     echo "python_inkernel: 0 passed, 0 failed (skipped)"
     exit 0
 fi
-PYTHONPATH="$SRC/python${PYTHONPATH:+:$PYTHONPATH}" exec python3 - <<'PY'
+BUILD=${WARPLENS_BUILD_DIR:-$SRC/build}
+PRE=""   # a sanitized libwarplens.so (decode_native) needs the sanitizer runtimes first in python3's list
+grep -q '^WARPLENS_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt" 2>/dev/null &&
+    PRE="$(cc -print-file-name=libasan.so) $(cc -print-file-name=libubsan.so)"
+[ -f "$BUILD/lib/libwarplens.so" ] && export WARPLENS_LIB=${WARPLENS_LIB:-$BUILD/lib/libwarplens.so}
+LD_PRELOAD="$PRE" ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 \
+    PYTHONPATH="$SRC/python${PYTHONPATH:+:$PYTHONPATH}" exec python3 - <<'PY'
 import io, json, os, random, sys, tempfile
 from warplens import inkernel as ik
 
@@ -129,6 +135,35 @@ if cli:
             check(base == py.min_ts or not py.slices, "trial %d: base" % trial)
 else:
     print("python_inkernel: WARPLENS_BIN not set and no warplens on PATH: C cross-check skipped")
+
+# decode_native (libwarplens through ctypes) against the reference decoder: every field, on the
+# random buffers (stride known and not), on bytes, bytearray and array('Q') inputs, and errors
+try:
+    ik._native_lib()
+    have_native = True
+except OSError as e:
+    have_native = False
+    print("python_inkernel: libwarplens not found (%s): native decode check skipped" % e)
+if have_native:
+    import array as _array
+    rng = random.Random(5)
+    for trial in range(40):
+        nb, ng, per = rng.randrange(1, 6), rng.randrange(1, 5), rng.randrange(1, 40)
+        words = random_buffer(rng, nb, ng, per)
+        kw = dict(stride=nb * ng, max_records=per) if trial % 2 else {}
+        py = ik.decode_words(words, **kw)
+        a = _array.array("Q", words)
+        src = (a, bytearray(a.tobytes()), a.tobytes())[trial % 3]
+        nat = ik.decode_native(src, **kw).to_result()
+        check(nat.slices == py.slices and nat.instants == py.instants and nat.unmatched == py.unmatched,
+              "native trial %d: records differ" % trial)
+        check(nat.counts == py.counts and (nat.min_ts, nat.max_ts) == (py.min_ts, py.max_ts),
+              "native trial %d: counts %r vs %r" % (trial, nat.counts, py.counts))
+    try:
+        ik.decode_native(_array.array("Q", [(2 << 32) | 1, rec(1, 0, 1, 0), rec(1, 5, 1, 0)]))
+        check(False, "native: bad lane accepted")
+    except ik.DecodeError as e:
+        check(e.word == 2 and "lane 5" in str(e), "native error %r at %d" % (str(e), e.word))
 
 # Profiler, host backend: the launch args and the whole path without a GPU
 p = ik.Profiler(2, 2, max_records=8, events=["load", "mma"], groups=["producer", "consumer"],

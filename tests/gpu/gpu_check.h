@@ -5,6 +5,7 @@
 #define WARPLENS_TESTS_GPU_CHECK_H
 
 #include <sqlite3.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,14 @@ static inline void verdict(const char *what, int ok, const char *detail)
 {
     printf("%s %s: %s\n", ok ? "PASS" : "FAIL", what, detail);
     (ok ? g_pass : g_fail)++;
+}
+
+// verdict() with a printf-formatted detail, from a va_list (for checkers' own check(ok, what, fmt, ...))
+static inline void vverdictf(const char *what, int ok, const char *fmt, va_list ap)
+{
+    char detail[512];
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    verdict(what, ok, detail);
 }
 
 // The first column of the first row as a double; -1 when the query fails or gives no row or NULL.

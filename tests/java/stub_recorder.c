@@ -53,6 +53,11 @@ static int inkernel_next_launch(const wl_bridge_inkernel_buffer *b)
     (void)b;
     return -1;
 }
+static int inkernel_next_graph_launch(const wl_bridge_inkernel_buffer *b, void *graph_node)
+{
+    (void)b, (void)graph_node;
+    return -1;
+}
 static int inkernel_collect(void) { return -1; }
 static void scope_thread_id(uint64_t id) { logf_("scope_thread_id %llu", (unsigned long long)id); }
 static void set_tier(const char *tier) { logf_("set_tier %s", tier ? tier : "(null)"); }
@@ -60,7 +65,7 @@ static void set_tier(const char *tier) { logf_("set_tier %s", tier ? tier : "(nu
 static const wl_recorder_bridge g_bridge = {
     WL_BRIDGE_ABI,        sizeof(wl_recorder_bridge), scope_begin,     scope_end,   thread_name, is_recording,
     annotate_next_launch, annotate_scope,             inkernel_next_launch, inkernel_collect, scope_thread_id,
-    set_tier,
+    set_tier,             inkernel_next_graph_launch,
 };
 
 __attribute__((visibility("default"))) const wl_recorder_bridge *warplens_recorder_bridge(void) { return &g_bridge; }
