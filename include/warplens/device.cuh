@@ -191,10 +191,10 @@ WARPLENS_IK_D int warplens_ik_init_lane_(warplens_ik_lane *l, warplens_ik_args a
  * taken; its predicate is loop-invariant), a predicate `w` from one compare, a CS2R timer read,
  * one predicated 64-bit STG, the MEMBAR (begin and end only), and register updates done as
  * arithmetic on w (0/1): slot (SEL + IMAD.WIDE), budget and drop count (one SEL shared), depths.
- * No atomics, no local memory, no BSSY/BSYNC, no other branch. The bookkeeping comes first in
- * program order, then the timer read, the store and the fence, so it is done while the previous
- * fence drains rather than between a fence and the next store. Threads of a recording warp that
- * do not record (budget 0, wdepth 0) run the same instructions with the store predicated off. */
+ * No atomics, no local memory, no BSSY/BSYNC, no other branch. sm_90 SASS (nvcc 13.0, constant
+ * ids): a begin/end pair back to back is 15 instructions (bench_inkernel_cost's loop); a begin
+ * and an end apart are ~14 and ~13. Threads of a recording warp that do not record (budget 0,
+ * wdepth 0) run the same instructions with the store predicated off. */
 
 /* begin: timestamp, then the store, then a block fence so the region's work comes after.
  * Written when the budget has room for it and its end; otherwise dropped (with its end). */
@@ -207,16 +207,13 @@ WARPLENS_IK_D void warplens_ik_begin(warplens_ik_lane *l, unsigned int event)
         return;
     }
     const unsigned int w = l->budget >= 2u;
-    unsigned long long *const slot = l->slot;
-    /* the bookkeeping comes before the store and the fence in program order, so it is done while
-     * the fence drains instead of after it, on the way to the next event's store */
+    warplens_ik_put_(l->slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_BEGIN, w);
+    warplens_ik_fence_();
     l->slot += w * l->stride; /* arithmetic, not selects: one IMAD.WIDE */
     l->budget -= 2u * w;
     l->wdepth += w;
     l->dropped += 2u - 2u * w;
     l->depth++;
-    warplens_ik_put_(slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_BEGIN, w);
-    warplens_ik_fence_();
 }
 
 /* end: a block fence so the region's work comes first, then the timestamp and the store.
@@ -232,14 +229,12 @@ WARPLENS_IK_D void warplens_ik_end(warplens_ik_lane *l, unsigned int event)
     }
     const unsigned int level = l->depth - 1u; /* 0xffffffff when nothing is open */
     const unsigned int w = level < l->wdepth;
-    unsigned long long *const slot = l->slot;
-    /* bookkeeping first (see begin): only the fence, the timer read and the store remain after */
+    warplens_ik_fence_();
+    warplens_ik_put_(l->slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_END, w);
     l->slot += w * l->stride;
     l->invalid += level >> 31;                       /* an end without an open begin */
     l->depth = level < l->depth ? level : l->depth;  /* min: stays 0 when nothing was open */
     l->wdepth = l->wdepth < l->depth ? l->wdepth : l->depth;
-    warplens_ik_fence_();
-    warplens_ik_put_(slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_END, w);
 }
 
 /* instant: timestamp and store, no fence. */
@@ -252,11 +247,10 @@ WARPLENS_IK_D void warplens_ik_instant(warplens_ik_lane *l, unsigned int event)
         return;
     }
     const unsigned int w = l->budget >= 1u;
-    unsigned long long *const slot = l->slot;
+    warplens_ik_put_(l->slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_INSTANT, w);
     l->slot += w * l->stride;
     l->budget -= w;
     l->dropped += 1u - w;
-    warplens_ik_put_(slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_INSTANT, w);
 }
 
 /* Marks the lane complete (its slot was reserved at init) and adds the lane's drop / misuse
