@@ -59,6 +59,12 @@ grep -q "tr_2.wlsession: 1 process, 4 kernels" err.txt && ok || bad "split summa
 ls -d tr_*.capture.* >/dev/null 2>&1 && bad "capture folder left behind" || ok
 run -q --ranks 1 -o 'trs_%r.wlsession' -- sh -c "$launch"
 [ -s trs_1.wlsession ] && [ ! -e trs_0.wlsession ] && [ ! -e trs_2.wlsession ] && ok || bad "torchrun --ranks: $(ls)"
+# the launcher itself (no rank) recorded nothing: no session of its own; one that did work keeps one
+run -o 'tl_%r.wlsession' -- sh -c "$RANKER 0; $launch"
+[ -s tl_0.wlsession ] && [ -s tl_2.wlsession ] && [ ! -e tl_norank.wlsession ] && ok || bad "idle launcher left out: $(ls tl_*)"
+grep -q "has no rank and recorded no GPU work" err.txt && ok || bad "idle launcher said: $(cat err.txt)"
+run -q -o 'tw_%r.wlsession' -- sh -c "$RANKER 2; $launch"
+[ -s tw_norank.wlsession ] && [ -s tw_1.wlsession ] && ok || bad "a rank-less process with GPU work keeps its session: $(ls tw_*)"
 # without %r the children go to one session
 run -q -o 'all.wlsession' -- sh -c "$launch"
 "$W" info all.wlsession >info.txt && grep -q "9 kernels" info.txt && grep -q "3 processes" info.txt && ok || bad "one session: $(cat info.txt)"

@@ -80,25 +80,36 @@ static long file_pid(const char *path)
 }
 
 /* The ranks in a capture's process record; -1 each when it has none (or cannot be read: the
- * build then says why). */
-static void capture_ranks(const char *path, int32_t *rank, int32_t *local)
+ * build then says why). *work: whether it holds any GPU work or API call (read only for a capture
+ * without a rank: a launcher such as torchrun's agent records nothing and gets no session). */
+static void capture_ranks(const char *path, int32_t *rank, int32_t *local, int *work)
 {
     *rank = *local = -1;
+    *work = 1;
     wlcap_reader r;
     if (wlcap_reader_open_file(&r, path) != 0)
         return;
     uint16_t type;
     const uint8_t *p;
     uint32_t size;
+    int seen_process = 0, any = 0;
     while (wlcap_reader_next(&r, &type, &p, &size) == 1) {
-        if (type == WLCAP_PROCESS) {
+        if (type == WLCAP_PROCESS && !seen_process && size >= sizeof(wlcap_process)) {
             wlcap_process proc;
             memcpy(&proc, p, sizeof proc);
             *rank = proc.rank;
             *local = proc.local_rank;
-            break;
+            seen_process = 1;
+            if (*rank >= 0)
+                break;
+        } else if (type == WLCAP_KERNEL || type == WLCAP_MEMCPY || type == WLCAP_MEMSET || type == WLCAP_API) {
+            any = 1;
+            if (seen_process)
+                break;
         }
     }
+    if (*rank < 0)
+        *work = any;
     wlcap_reader_close(&r);
 }
 
@@ -118,12 +129,31 @@ static int split(const run_sessions_opts *o, char **caps, int n, char **side, in
     int *gof = calloc((size_t)n, sizeof *gof);
     if (!g || !pids || !gof)
         goto fail;
+    int32_t *rank = calloc((size_t)n, sizeof *rank), *local = calloc((size_t)n, sizeof *local);
+    int *work = calloc((size_t)n, sizeof *work), ranked = 0;
+    if (!rank || !local || !work) {
+        free(rank), free(local), free(work);
+        goto fail;
+    }
     for (int i = 0; i < n; i++) {
+        capture_ranks(caps[i], &rank[i], &local[i], &work[i]);
+        ranked |= rank[i] >= 0;
+    }
+    for (int i = 0; i < n; i++) {
+        gof[i] = -1;
+        if (ranked && rank[i] < 0 && !work[i]) { /* the launcher of ranked processes, idle on the GPU */
+            if (!o->quiet)
+                fprintf(stderr, "warplens: process %ld has no rank and recorded no GPU work (a launcher): no session"
+                                " of its own\n", file_pid(caps[i]));
+            continue;
+        }
         run_output_ids ids = *o->ids;
-        capture_ranks(caps[i], &ids.rank, &ids.local_rank);
+        ids.rank = rank[i];
+        ids.local_rank = local[i];
         char name[PATH_MAX], err[300];
         if (run_output_expand(o->tmpl, &ids, NULL, NULL, name, sizeof name, err, sizeof err) != 0) {
             fprintf(stderr, "warplens run: -o '%s': %s\n", o->tmpl, err);
+            free(rank), free(local), free(work);
             goto fail;
         }
         int k = 0;
@@ -132,18 +162,21 @@ static int split(const run_sessions_opts *o, char **caps, int n, char **side, in
         if (k == ng) {
             snprintf(g[ng].name, sizeof g[ng].name, "%s", name);
             if (!(g[ng].caps = calloc((size_t)n, sizeof *g->caps)) ||
-                !(g[ng].side = calloc((size_t)nside + 1, sizeof *g->side)))
+                !(g[ng].side = calloc((size_t)nside + 1, sizeof *g->side))) {
+                free(rank), free(local), free(work);
                 goto fail_ng;
+            }
             ng++;
         }
         g[k].caps[g[k].ncaps++] = caps[i];
         pids[i] = file_pid(caps[i]);
         gof[i] = k;
     }
+    free(rank), free(local), free(work);
     for (int j = 0; j < nside; j++) { /* a side file goes with its process (else with the first group) */
         int k = 0;
         for (int i = 0; i < n; i++)
-            if (pids[i] == file_pid(side[j]))
+            if (gof[i] >= 0 && pids[i] == file_pid(side[j]))
                 k = gof[i];
         g[k].side[g[k].nside++] = side[j];
     }
