@@ -67,6 +67,7 @@ typedef struct merger {
     int npaths;
     char *err;
     size_t err_size;
+    wl_progress progress; /* inputs surveyed, then inputs copied: 2 x npaths steps */
 } merger;
 
 struct wl_merge {
@@ -115,6 +116,7 @@ static void add_proc(const wl_process_row *p, void *arg)
 static int survey_inputs(merger *m, wl_merge_visit visit, void *arg)
 {
     for (int i = 0; i < m->npaths; i++) {
+        wl_progress_note(&m->progress, (uint64_t)i, 2 * (uint64_t)m->npaths);
         const char *path = m->paths[i];
         char why[512];
         wl_session *s = wl_session_open(path, why, sizeof why);
@@ -487,8 +489,8 @@ static int write_clocks(merger *m, const wl_merge_clock *c, int n, int ninputs)
     return exec(m, sql, "meta");
 }
 
-wl_merge *wl_merge_survey(const char *const *paths, int n, wl_merge_visit visit, void *arg, char *err,
-                          size_t err_size)
+wl_merge *wl_merge_survey(const char *const *paths, int n, wl_merge_visit visit, void *arg,
+                          const wl_progress *progress, char *err, size_t err_size)
 {
     if (n < 1) {
         snprintf(err, err_size, "no sessions to merge");
@@ -503,6 +505,8 @@ wl_merge *wl_merge_survey(const char *const *paths, int n, wl_merge_visit visit,
     w->m.npaths = n;
     w->m.err = err;
     w->m.err_size = err_size;
+    if (progress)
+        w->m.progress = *progress;
     if (survey_inputs(&w->m, visit, arg) || plan_pids(&w->m)) {
         wl_merge_free(w);
         return NULL;
@@ -568,9 +572,11 @@ int wl_merge_write(wl_merge *w, const char *out, const int64_t *offset_ns, const
     int nt = 0, ni = 0, ok = 0;
     if (prepare_output(m, &tables, &nt, &indexes, &ni))
         goto done;
-    for (int i = 0; i < m->npaths; i++)
+    for (int i = 0; i < m->npaths; i++) {
+        wl_progress_note(&m->progress, (uint64_t)(m->npaths + i), 2 * (uint64_t)m->npaths);
         if (copy_input(m, i, offset_ns[i], (const char *const *)tables, nt))
             goto done;
+    }
     if (exec(m, "BEGIN", "begin") || write_clocks(m, clocks, nclocks, m->npaths))
         goto done;
     for (int i = 0; i < ni; i++)
@@ -578,6 +584,7 @@ int wl_merge_write(wl_merge *w, const char *out, const int64_t *offset_ns, const
             goto done;
     if (exec(m, "COMMIT", "commit"))
         goto done;
+    wl_progress_note(&m->progress, 2 * (uint64_t)m->npaths, 2 * (uint64_t)m->npaths);
     stats->inputs = m->npaths;
     stats->processes = m->nprocs;
     stats->renumbered_pids = m->renumbered;

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/progress.h"
 #include "store/session.h"
 
 /* One host's clock as merge applied it (written to the host_clock table). */
@@ -44,11 +45,12 @@ typedef struct wl_merge wl_merge;
  * before rows are copied (the clock alignment) reads it here. 0, or -1 with err. */
 typedef int (*wl_merge_visit)(wl_session *s, int input, void *arg, char *err, size_t err_size);
 
-/* The survey: opens each of paths (kept, not copied) once, as every reader does, refuses a
+/* The survey: progress (may be NULL) hears of each input surveyed and, in wl_merge_write, copied
+ * (2 x n steps in all). Opens each of paths (kept, not copied) once, as every reader does, refuses a
  * damaged one, lists its processes and hands it to visit (may be NULL); then plans the pids. NULL
  * with one line in err (naming the input at fault). */
-wl_merge *wl_merge_survey(const char *const *paths, int n, wl_merge_visit visit, void *arg, char *err,
-                          size_t err_size);
+wl_merge *wl_merge_survey(const char *const *paths, int n, wl_merge_visit visit, void *arg,
+                          const wl_progress *progress, char *err, size_t err_size);
 /* Writes the merged session to out, input i's times shifted by offset_ns[i]; clocks go to its
  * host_clock table. 0, or -1 with one line in err; nothing is left at out then. */
 int wl_merge_write(wl_merge *m, const char *out, const int64_t *offset_ns, const wl_merge_clock *clocks,

@@ -52,6 +52,12 @@ on_tty tty.txt "$W" report "$S" -q -o r.html && [ ! -s tty.txt ] && [ -s r.html 
 on_tty tty.txt "$W" import -o i.wlsession "$CAP" && grep -aqE $'\r\e\\[Kimporting: 100% [0-9,]+ of [0-9,]+ bytes' tty.txt \
     && ok || bad "import: no progress line: $(tr '\r\033' '^~' <tty.txt | head -c 300)"
 on_tty tty.txt "$W" import -q -o i.wlsession "$CAP" && [ ! -s tty.txt ] && ok || bad "import -q printed"
+# merge: inputs surveyed, then copied (2 steps an input)
+M2=$WARPLENS_TEST_DATA/torch-h100.wlsession
+on_tty tty.txt "$W" merge -o m.wlsession "$S" "$M2" && grep -aqE $'\r\e\\[Kmerging: 100% 4 of 4 steps' tty.txt && ok \
+    || bad "merge: no progress line: $(tr '\r\033' '^~' <tty.txt | head -c 300)"
+grep -aq $'\r\e\\[Kmerged 2 sessions' tty.txt && ok || bad "merge: progress line not cleared before its summary"
+on_tty tty.txt "$W" merge -q -o m.wlsession "$S" "$M2" && [ ! -s tty.txt ] && [ -s m.wlsession ] && ok || bad "merge -q printed"
 # the threshold: work shorter than it shows nothing, even on a terminal
 WARPLENS_PROGRESS_AFTER_MS=60000 on_tty tty.txt "$W" export "$S" -o out.json && ! grep -aq exporting tty.txt && ok \
     || bad "progress before the threshold"

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis/clock_align.h"
+#include "progress.h"
 #include "session_args.h"
 #include "store/session_merge.h"
 #include "verbs.h"
@@ -105,9 +106,14 @@ int cmd_merge(int argc, char **argv)
         fprintf(stderr, "warplens merge: out of memory\n");
         goto done;
     }
-    /* one pass over the inputs (each opened and checked once) gathers the collectives */
-    if (!(merge = wl_merge_survey((const char *const *)paths, n, visit_align, align, err, sizeof err)) ||
+    /* one pass over the inputs (each opened and checked once) gathers the collectives; the
+     * progress line counts inputs surveyed, then inputs copied */
+    cli_progress pl;
+    cli_progress_init(&pl, "merging", "steps", quiet);
+    wl_progress sink = cli_progress_sink(&pl);
+    if (!(merge = wl_merge_survey((const char *const *)paths, n, visit_align, align, &sink, err, sizeof err)) ||
         wl_clock_align_finish(align, &hosts, &nhosts, input_host, err, sizeof err) != 0) {
+        cli_progress_end(&pl);
         fprintf(stderr, "warplens merge: %s\n", err);
         goto done;
     }
@@ -122,6 +128,7 @@ int cmd_merge(int argc, char **argv)
             }
         }
         if (!over[k].used) {
+            cli_progress_end(&pl);
             fprintf(stderr, "warplens merge: --clock-offset: no session was recorded on host '%.*s'\n",
                     (int)over[k].host_len, over[k].host);
             goto done;
@@ -130,7 +137,9 @@ int cmd_merge(int argc, char **argv)
     for (int i = 0; i < n; i++)
         offset[i] = hosts[input_host[i]].offset_ns;
     wl_merge_stats st;
-    if (wl_merge_write(merge, output, offset, hosts, nhosts, &st, err, sizeof err) != 0) {
+    int wrote = wl_merge_write(merge, output, offset, hosts, nhosts, &st, err, sizeof err);
+    cli_progress_end(&pl);
+    if (wrote != 0) {
         fprintf(stderr, "warplens merge: %s\n", err);
         goto done;
     }
