@@ -85,7 +85,7 @@ static void step_evidence(const tl *t, wl_finding *f, const uint64_t *per, const
     snprintf(f->span_name, sizeof f->span_name, "%s", step_name);
     wl_finding_evidence(f, "steps_affected", 1, "%" PRIu64, n);
     wl_finding_evidence(f, "worst_step", 0, "%s #%ld [%" PRIu64 ", %" PRIu64 "] ns: %.1f us idle", step_name, w + 1,
-                        t->steps->start[w], t->steps->end[w], per[w] / 1e3);
+                        t->steps->v[w].start, t->steps->v[w].end, per[w] / 1e3);
 }
 
 static void names_evidence(tl *t, wl_finding *f, const char *key, name_count *tab, int n)
@@ -99,9 +99,12 @@ static void names_evidence(tl *t, wl_finding *f, const char *key, name_count *ta
                 best = i;
         if (best < 0)
             break;
-        char name[96];
-        if (wl_session_kernel_short_name(t->s, tab[best].name_id, name, sizeof name) != 0)
+        char name[96], *short_name = NULL;
+        if (wl_session_kernel_name(t->s, tab[best].name_id, NULL, &short_name, NULL) == 0 && short_name)
+            snprintf(name, sizeof name, "%s", short_name);
+        else
             snprintf(name, sizeof name, "name %" PRId64, tab[best].name_id);
+        free(short_name);
         len += (size_t)snprintf(buf + len, len < sizeof buf ? sizeof buf - len : 0, "%s%s (%" PRIu64 ")",
                                 pass ? ", " : "", name, tab[best].n);
         tab[best].n = 0;

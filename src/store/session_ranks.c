@@ -110,6 +110,21 @@ int wl_session_each_named_range(wl_session *s, const char *name,
     return rc == SQLITE_DONE ? n : -1;
 }
 
+typedef struct span_visit {
+    void (*fn)(const wl_gpu_span *, void *);
+    void *arg;
+} span_visit;
+
+static int span_row(int which, sqlite3_stmt *q, void *arg)
+{
+    const span_visit *v = arg;
+    wl_gpu_span g = {(uint32_t)sqlite3_column_int64(q, 0), which + 1, sqlite3_column_int(q, 4),
+                     (uint64_t)sqlite3_column_int64(q, 1), (uint64_t)sqlite3_column_int64(q, 2),
+                     (uint64_t)sqlite3_column_int64(q, 3)};
+    v->fn(&g, v->arg);
+    return 0;
+}
+
 int wl_session_each_gpu_span(wl_session *s, void (*fn)(const wl_gpu_span *, void *), void *arg)
 {
     static const char *const SQL[3] = {
@@ -119,33 +134,14 @@ int wl_session_each_gpu_span(wl_session *s, void (*fn)(const wl_gpu_span *, void
         "SELECT pid, start_ns, end_ns, bytes, 0 FROM memset WHERE end_ns >= start_ns ORDER BY start_ns",
     };
     sqlite3_stmt *st[3] = {NULL, NULL, NULL};
-    int live[3] = {0, 0, 0}, n = 0, rc = -1;
-    for (int i = 0; i < 3; i++) {
-        if (sqlite3_prepare_v2(s->db, SQL[i], -1, &st[i], NULL) != SQLITE_OK)
-            goto done;
-        live[i] = sqlite3_step(st[i]) == SQLITE_ROW;
-    }
-    for (;;) { /* the three tables merged by start */
-        int best = -1;
-        for (int i = 0; i < 3; i++)
-            if (live[i] && (best < 0 || sqlite3_column_int64(st[i], 1) < sqlite3_column_int64(st[best], 1)))
-                best = i;
-        if (best < 0)
-            break;
-        sqlite3_stmt *q = st[best];
-        wl_gpu_span g = {(uint32_t)sqlite3_column_int64(q, 0), best + 1, sqlite3_column_int(q, 4),
-                         (uint64_t)sqlite3_column_int64(q, 1), (uint64_t)sqlite3_column_int64(q, 2),
-                         (uint64_t)sqlite3_column_int64(q, 3)};
-        fn(&g, arg);
-        n++;
-        int r = sqlite3_step(q);
-        live[best] = r == SQLITE_ROW;
-        if (r != SQLITE_ROW && r != SQLITE_DONE)
-            goto done;
-    }
-    rc = n;
-done:
+    long rc = -1;
+    int prepared = 1;
+    for (int i = 0; i < 3; i++)
+        prepared &= sqlite3_prepare_v2(s->db, SQL[i], -1, &st[i], NULL) == SQLITE_OK;
+    span_visit v = {fn, arg};
+    if (prepared) /* the three tables merged by start (column 1) */
+        rc = wl_sql_merge_ordered(st, 3, 1, span_row, &v);
     for (int i = 0; i < 3; i++)
         sqlite3_finalize(st[i]);
-    return rc;
+    return (int)rc;
 }

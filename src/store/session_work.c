@@ -93,38 +93,29 @@ static void read_row(sqlite3_stmt *q, wl_work_kind kind, wl_work_row *w)
     }
 }
 
+typedef struct work_visit {
+    int (*fn)(const wl_work_row *, void *);
+    void *arg;
+} work_visit;
+
+static int work_row(int which, sqlite3_stmt *q, void *arg)
+{
+    const work_visit *v = arg;
+    wl_work_row w;
+    read_row(q, (wl_work_kind)(which + 1), &w);
+    return v->fn(&w, v->arg);
+}
+
 long wl_session_each_work(wl_session *s, int (*fn)(const wl_work_row *, void *), void *arg)
 {
     sqlite3_stmt *st[3] = {NULL, NULL, NULL};
-    int live[3] = {0, 0, 0};
-    long n = 0, rc = -1;
-    for (int i = 0; i < 3; i++) {
-        if (sqlite3_prepare_v2(s->db, WORK_SQL[i], -1, &st[i], NULL) != SQLITE_OK)
-            goto done;
-        int r = sqlite3_step(st[i]);
-        if (r != SQLITE_ROW && r != SQLITE_DONE)
-            goto done;
-        live[i] = r == SQLITE_ROW;
-    }
-    for (;;) {
-        int best = -1;
-        for (int i = 0; i < 3; i++)
-            if (live[i] && (best < 0 || sqlite3_column_int64(st[i], 4) < sqlite3_column_int64(st[best], 4)))
-                best = i;
-        if (best < 0)
-            break;
-        wl_work_row w;
-        read_row(st[best], (wl_work_kind)(best + 1), &w);
-        n++;
-        if (fn(&w, arg))
-            break;
-        int r = sqlite3_step(st[best]);
-        if (r != SQLITE_ROW && r != SQLITE_DONE)
-            goto done;
-        live[best] = r == SQLITE_ROW;
-    }
-    rc = n;
-done:
+    long rc = -1;
+    int prepared = 1;
+    for (int i = 0; i < 3; i++)
+        prepared &= sqlite3_prepare_v2(s->db, WORK_SQL[i], -1, &st[i], NULL) == SQLITE_OK;
+    work_visit v = {fn, arg};
+    if (prepared) /* merged by start: column 4 */
+        rc = wl_sql_merge_ordered(st, 3, 4, work_row, &v);
     for (int i = 0; i < 3; i++)
         sqlite3_finalize(st[i]);
     return rc;
@@ -159,19 +150,4 @@ long wl_session_each_blocking_call(wl_session *s, int (*fn)(const wl_blocking_ca
     }
     sqlite3_finalize(q);
     return r == SQLITE_ROW || r == SQLITE_DONE ? n : -1;
-}
-
-int wl_session_kernel_short_name(wl_session *s, int64_t name_id, char *out, size_t n)
-{
-    sqlite3_stmt *q = NULL;
-    if (n)
-        out[0] = 0;
-    if (sqlite3_prepare_v2(s->db, "SELECT short_name FROM kernel_name WHERE id = ?", -1, &q, NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_int64(q, 1, name_id);
-    int rc = sqlite3_step(q) == SQLITE_ROW ? 0 : -1;
-    if (rc == 0)
-        wl_sql_text_col(q, 0, out, n);
-    sqlite3_finalize(q);
-    return rc;
 }

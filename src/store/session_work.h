@@ -50,7 +50,4 @@ typedef struct wl_blocking_call {
 /* In start order; fn returns non-zero to stop. Returns the count passed, or -1. */
 long wl_session_each_blocking_call(wl_session *s, int (*fn)(const wl_blocking_call *, void *), void *arg);
 
-/* Names of one kernel name id: short into out ("" when unknown). */
-int wl_session_kernel_short_name(wl_session *s, int64_t name_id, char *out, size_t n);
-
 #endif

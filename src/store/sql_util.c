@@ -66,3 +66,34 @@ int wl_store_set_err(char *err, size_t n, const char *fmt, ...)
     }
     return -1;
 }
+
+long wl_sql_merge_ordered(sqlite3_stmt *const *st, int n, int col, int (*fn)(int which, sqlite3_stmt *row, void *arg),
+                          void *arg)
+{
+    enum { MAX_MERGED = 8 };
+    int live[MAX_MERGED];
+    if (n > MAX_MERGED)
+        return -1;
+    for (int i = 0; i < n; i++) {
+        int r = sqlite3_step(st[i]);
+        if (r != SQLITE_ROW && r != SQLITE_DONE)
+            return -1;
+        live[i] = r == SQLITE_ROW;
+    }
+    long rows = 0;
+    for (;;) {
+        int best = -1;
+        for (int i = 0; i < n; i++)
+            if (live[i] && (best < 0 || sqlite3_column_int64(st[i], col) < sqlite3_column_int64(st[best], col)))
+                best = i;
+        if (best < 0)
+            return rows;
+        rows++;
+        if (fn(best, st[best], arg))
+            return rows;
+        int r = sqlite3_step(st[best]);
+        if (r != SQLITE_ROW && r != SQLITE_DONE)
+            return -1;
+        live[best] = r == SQLITE_ROW;
+    }
+}

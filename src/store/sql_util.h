@@ -21,4 +21,10 @@ int wl_sql_has_table(sqlite3 *db, const char *name);
 /* 1 when the table has the column (columns added to a table after sessions with it existed). */
 int wl_sql_has_column(sqlite3 *db, const char *table, const char *column);
 
+/* Steps n statements, each ordered by integer column col, as one stream in that order (ties to the
+ * lower index): fn(which, row, arg) for every row, which indexing st; fn returns non-zero to stop.
+ * The rows passed, or -1 when a statement fails (the statements stay the caller's to finalize). */
+long wl_sql_merge_ordered(sqlite3_stmt *const *st, int n, int col, int (*fn)(int which, sqlite3_stmt *row, void *arg),
+                          void *arg);
+
 #endif
