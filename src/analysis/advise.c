@@ -138,7 +138,7 @@ static int by_gain(const void *a, const void *b)
     return strcmp(x->rule, y->rule);
 }
 
-static int estimated(const wl_finding *f)
+int wl_finding_estimated(const wl_finding *f)
 {
     return strcmp(f->rule, "data-quality") != 0 && strcmp(f->rule, "roofline") != 0;
 }
@@ -180,8 +180,7 @@ int wl_advise(wl_session *s, const wl_advise_opts *o, wl_advise_result *out, cha
     }
     if (wl_advise_timeline(s, cache, filter.n ? &filter : NULL, &steps, out, err, err_size) != 0)
         goto done;
-    uint64_t span_ns = filter.n ? wl_advise_spans_wall(&filter) : (out->end_ns > out->start_ns ? out->end_ns - out->start_ns : 0);
-    if (wl_advise_kernels(s, cache, out, span_ns, err, err_size) != 0)
+    if (wl_advise_kernels(s, cache, out, out->span_ns, err, err_size) != 0)
         goto done;
     if (out->step_name[0])
         for (int i = 0; i < out->n; i++)
@@ -190,14 +189,14 @@ int wl_advise(wl_session *s, const wl_advise_opts *o, wl_advise_result *out, cha
     rule_data_quality(s, out);
     int kept = 0;
     for (int i = 0; i < out->n; i++)
-        if (!estimated(&out->findings[i]) || out->findings[i].gain_pct >= o->min_gain_pct)
+        if (!wl_finding_estimated(&out->findings[i]) || out->findings[i].gain_pct >= o->min_gain_pct)
             out->findings[kept++] = out->findings[i];
     out->n = kept;
     if (out->n > 1)
         qsort(out->findings, (size_t)out->n, sizeof *out->findings, by_gain);
     rc = 0;
 done:
-    if (filter.n && steps.pid == filter.pid)
+    if (filter.n && steps.v == filter.v)
         memset(&steps, 0, sizeof steps);
     wl_advise_spans_free(&filter);
     wl_advise_spans_free(&steps);

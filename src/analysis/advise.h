@@ -62,7 +62,8 @@ typedef struct wl_advise_opts {
 typedef struct wl_advise_result {
     wl_finding *findings; /* best first */
     int n, cap;
-    uint64_t start_ns, end_ns; /* the span analysed: first to last GPU work (or the ranges) */
+    uint64_t start_ns, end_ns; /* first to last GPU work analysed */
+    uint64_t span_ns;          /* the wall time gains are taken of: the --range ranges', else end - start */
     char step_name[128];       /* the step ranges used ("" when none) */
     uint64_t steps;
     uint64_t work_items;
@@ -73,6 +74,8 @@ int wl_advise(wl_session *s, const wl_advise_opts *o, wl_advise_result *out, cha
 void wl_advise_free(wl_advise_result *r);
 
 const char *wl_severity_name(wl_severity s);
+/* 0 for the findings that carry no gain estimate (roofline, data quality), else 1. */
+int wl_finding_estimated(const wl_finding *f);
 
 /* ---- for the rule files (advise_*.c) ------------------------------------------------------ */
 wl_finding *wl_advise_add(wl_advise_result *r, const char *rule, wl_severity sev);

@@ -82,13 +82,13 @@ static long span_at(const wl_advise_spans *sp, uint32_t pid, uint64_t t)
     size_t lo = 0, hi = sp->n; /* first start > t */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (sp->start[mid] <= t)
+        if (sp->v[mid].start <= t)
             lo = mid + 1;
         else
             hi = mid;
     }
     for (size_t i = lo, k = 0; i > 0 && k < 64; i--, k++)
-        if (sp->pid[i - 1] == pid && sp->end[i - 1] >= t)
+        if (sp->v[i - 1].pid == pid && sp->v[i - 1].end >= t)
             return (long)(i - 1);
     return -1;
 }
@@ -311,6 +311,7 @@ int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *
     r->end_ns = t->last;
     r->work_items = t->items;
     uint64_t span_ns = filter && filter->n ? wl_advise_spans_wall(filter) : (t->last > t->first ? t->last - t->first : 0);
+    r->span_ns = span_ns;
     if (span_ns && t->items) {
         wl_tl_rules(t, r, span_ns);
     }
@@ -332,30 +333,13 @@ done:
 static void add_span(uint32_t pid, uint64_t start, uint64_t end, void *arg)
 {
     wl_advise_spans *sp = arg;
-    size_t cap = sp->cap;
-    if (wl_grow((void **)&sp->pid, &cap, sp->n, sizeof *sp->pid, 64) != 0)
-        return;
-    cap = sp->cap;
-    if (wl_grow((void **)&sp->start, &cap, sp->n, sizeof *sp->start, 64) != 0)
-        return;
-    cap = sp->cap;
-    if (wl_grow((void **)&sp->end, &cap, sp->n, sizeof *sp->end, 64) != 0)
-        return;
-    sp->cap = cap;
-    sp->pid[sp->n] = pid;
-    sp->start[sp->n] = start;
-    sp->end[sp->n] = end;
-    sp->n++;
+    if (wl_grow((void **)&sp->v, &sp->cap, sp->n, sizeof *sp->v, 64) == 0)
+        sp->v[sp->n++] = (wl_advise_span){pid, start, end};
 }
-
-typedef struct span_ref {
-    uint32_t pid;
-    uint64_t start, end;
-} span_ref;
 
 static int cmp_span(const void *a, const void *b)
 {
-    const span_ref *x = a, *y = b;
+    const wl_advise_span *x = a, *y = b;
     return x->start < y->start ? -1 : x->start > y->start;
 }
 
@@ -364,27 +348,14 @@ int wl_advise_spans_load(wl_session *s, const char *name, wl_advise_spans *out)
     memset(out, 0, sizeof *out);
     if (wl_session_each_named_range(s, name, add_span, out) < 0)
         return -1;
-    /* by start across processes (the store gives them by process, then start) */
-    span_ref *tmp = malloc((out->n ? out->n : 1) * sizeof *tmp);
-    if (!tmp)
-        return -1;
-    for (size_t i = 0; i < out->n; i++)
-        tmp[i] = (span_ref){out->pid[i], out->start[i], out->end[i]};
-    qsort(tmp, out->n, sizeof *tmp, cmp_span);
-    for (size_t i = 0; i < out->n; i++) {
-        out->pid[i] = tmp[i].pid;
-        out->start[i] = tmp[i].start;
-        out->end[i] = tmp[i].end;
-    }
-    free(tmp);
+    if (out->n > 1) /* by start across processes (the store gives them by process, then start) */
+        qsort(out->v, out->n, sizeof *out->v, cmp_span);
     return 0;
 }
 
 void wl_advise_spans_free(wl_advise_spans *sp)
 {
-    free(sp->pid);
-    free(sp->start);
-    free(sp->end);
+    free(sp->v);
     memset(sp, 0, sizeof *sp);
 }
 
@@ -392,11 +363,12 @@ uint64_t wl_advise_spans_wall(const wl_advise_spans *sp)
 {
     uint64_t wall = 0, cur_end = 0;
     for (size_t i = 0; i < sp->n; i++) {
-        uint64_t a = sp->start[i] > cur_end ? sp->start[i] : cur_end;
-        if (sp->end[i] > a)
-            wall += sp->end[i] - a;
-        if (sp->end[i] > cur_end)
-            cur_end = sp->end[i];
+        const wl_advise_span *v = &sp->v[i];
+        uint64_t a = v->start > cur_end ? v->start : cur_end;
+        if (v->end > a)
+            wall += v->end - a;
+        if (v->end > cur_end)
+            cur_end = v->end;
     }
     return wall;
 }

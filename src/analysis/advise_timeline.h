@@ -8,9 +8,13 @@
 #include "analysis/kernel_occupancy.h"
 
 /* Spans the analysis is limited to or divided by: NVTX ranges or scopes of one name. */
+typedef struct wl_advise_span {
+    uint32_t pid;
+    uint64_t start, end;
+} wl_advise_span;
+
 typedef struct wl_advise_spans {
-    uint32_t *pid;
-    uint64_t *start, *end; /* by start */
+    wl_advise_span *v; /* by start */
     size_t n, cap;
 } wl_advise_spans;
 
@@ -20,8 +24,8 @@ void wl_advise_spans_free(wl_advise_spans *sp);
 uint64_t wl_advise_spans_wall(const wl_advise_spans *sp);
 
 /* Runs the timeline rules into r. filter: only work starting inside one of its spans (NULL: all);
- * steps: the spans findings are attributed to (may be empty). Sets r->start_ns/end_ns and
- * r->work_items. Returns 0 or -1 with err set. */
+ * steps: the spans findings are attributed to (may be empty). Sets r->start_ns/end_ns, r->span_ns
+ * (the filter's wall time, else end - start) and r->work_items. Returns 0 or -1 with err set. */
 int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *filter,
                        const wl_advise_spans *steps, wl_advise_result *r, char *err, size_t err_size);
 

@@ -348,6 +348,7 @@ static void write_findings(wl_json_out *j, wl_session *s, uint64_t origin)
             wl_json_str(j, f->rule);
             key(j, "severity"), wl_json_str(j, wl_severity_name(f->severity));
             key(j, "title"), wl_json_str(j, f->title);
+            key(j, "estimated"), wl_json_lit(j, wl_finding_estimated(f) ? "true" : "false");
             key(j, "gain_ns"), wl_json_double(j, f->gain_ns);
             key(j, "gain_pct"), wl_json_double(j, f->gain_pct);
             key(j, "estimate"), wl_json_str(j, f->estimate);

@@ -125,7 +125,7 @@ const char *const WL_REPORT_JS =
     "  var fsec = el('section', {id: 'findings'}, [el('h2', {text: 'Findings (warplens advise: best first; `warplens advise SESSION` for all)'})]);\n"
     "  if (!D.findings || !D.findings.length) fsec.appendChild(el('div', {cls: 'note', text: 'No rule fired: nothing above the thresholds.'}));\n"
     "  (D.findings || []).forEach(function (f, i) {\n"
-    "    var gain = f.rule === 'data-quality' || f.rule === 'roofline' ? 'no estimate' : 'est. ' + fmtNs(f.gain_ns) + ' (' + fmtNum(f.gain_pct) + ' %)';\n"
+    "    var gain = !f.estimated ? 'no estimate' : 'est. ' + fmtNs(f.gain_ns) + ' (' + fmtNum(f.gain_pct) + ' %)';\n"
     "    var go = el('button', {text: 'show on timeline'});\n"
     "    go.addEventListener('click', function () { var p = Math.max(1, (f.t1 - f.t0) * 0.02); view.t0 = f.t0 - p; view.t1 = f.t1 + p; draw();\n"
     "      var t = document.getElementById('timeline'); if (t) t.scrollIntoView(); });\n"

@@ -2,13 +2,12 @@
 #include "advise_print.h"
 
 #include <inttypes.h>
-#include <string.h>
 
 #include "export/json_out.h"
 
 static void gain_text(const wl_finding *f, char *buf, size_t n)
 {
-    if (!strcmp(f->rule, "data-quality") || !strcmp(f->rule, "roofline"))
+    if (!wl_finding_estimated(f))
         snprintf(buf, n, "no estimate");
     else if (f->gain_ns >= 1e6)
         snprintf(buf, n, "est. %.2f ms, %.1f%%", f->gain_ns / 1e6, f->gain_pct);
