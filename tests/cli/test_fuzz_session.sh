@@ -40,10 +40,11 @@ if [ $built = 0 ] || ! "$CLANG" "${flags[@]}" -fsanitize=fuzzer,address,undefine
     echo "fuzz_session: SKIP: $CLANG cannot build libFuzzer targets ($(grep -m1 error "$out/build.log"))"
     echo "fuzz_session: 0 passed, 0 failed (skipped)"; exit 0
 fi
-# seeds: each verb once, on a session chosen by its number, no damage yet
+# seeds: each verb invocation once (fuzz_session.c's VERBS table, 31 entries: 48 seeds cover it with
+# room to grow), on a session chosen by its number, no damage yet
 python3 - "$out/corpus" <<'PY'
 import os, sys
-for verb in range(26):
+for verb in range(48):
     open(os.path.join(sys.argv[1], "seed-%02d" % verb), "wb").write(bytes([verb % 18, verb]))
 PY
 if "$out/fuzz_session" -max_total_time="${FUZZ_SECONDS:-20}" -timeout="${FUZZ_TIMEOUT:-20}" -max_len=512 -len_control=0 \
