@@ -22,6 +22,9 @@ wl_session *wl_session_open(const char *path, char *err, size_t err_size);
 /* WL_OPEN_DAMAGED: open a session whose structure is damaged (missing tables, columns or
  * indexes) anyway, for `warplens info --check` to list what is wrong. */
 #define WL_OPEN_DAMAGED 1
+/* WL_OPEN_RECHECK: check every row now, even when the file is known sound from an earlier open
+ * (a per-user cache, src/store/check_cache.h). */
+#define WL_OPEN_RECHECK 2
 wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t err_size);
 void wl_session_close(wl_session *s);
 const char *wl_session_path(const wl_session *s);

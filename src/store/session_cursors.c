@@ -240,23 +240,26 @@ void wl_cur_copy_str(char *out, size_t n, const char *s)
 /* ---- private connections -------------------------------------------------------------------- */
 
 /* Each cursor reads through its own read-only connection without SQLite's per-call mutex (a
- * cursor is used by one thread at a time, and the exporters run the two cursors in two threads).
+ * cursor is used by one thread at a time, and the exporters run the two cursors in two threads;
+ * the session's own connection has no mutex either, so it cannot stand in for one).
  * Rows come in index order, so table pages are visited out of order: a page cache larger than
  * SQLite's 2 MiB default keeps them from being read again (bounded, whatever the session size).
- * Falls back to the session's own (serialized) connection when the file cannot be reopened. */
-sqlite3 *wl_cur_db(wl_session *s, int *own)
+ * NULL with err when the file cannot be opened again (removed since, out of file descriptors). */
+sqlite3 *wl_cur_db(wl_session *s, char *err, size_t err_size)
 {
     const char *path = sqlite3_db_filename(s->db, "main");
     sqlite3 *db = NULL;
-    *own = 0;
+    int rc = !path || !path[0] ? SQLITE_CANTOPEN
+                               : sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     /* the same guard as the session's connection: the cursors see the same sound rows */
-    if (path && path[0] &&
-        sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) == SQLITE_OK &&
-        sqlite3_busy_timeout(db, 2000) == SQLITE_OK && wl_guard_install(s->guard, db) == 0)
-        *own = 1;
-    else {
+    if (rc == SQLITE_OK && (sqlite3_busy_timeout(db, 2000) != SQLITE_OK || wl_guard_install(s->guard, db)))
+        rc = sqlite3_errcode(db) ? sqlite3_errcode(db) : SQLITE_ERROR;
+    if (rc != SQLITE_OK) {
+        if (err && err_size)
+            snprintf(err, err_size, "cannot open %s again to read it: %s", path ? path : "the session",
+                     db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
-        db = s->db;
+        return NULL;
     }
     sqlite3_exec(db, "PRAGMA cache_size = -24576", NULL, NULL, NULL);
     return db;
@@ -327,7 +330,6 @@ static const char *const PROBE_SQL[N_PROBES] = {
 };
 struct wl_host_cursor {
     sqlite3 *db;
-    int own_db;
     wl_cur_source *src;    /* 0 NVTX, 1 scope, 2 timers, 3.. API calls of one thread each */
     int nsrc;
     int *heap;      /* sources with a row ready, smallest first */
@@ -349,8 +351,7 @@ void wl_host_cursor_close(wl_host_cursor *c)
     wl_cur_cache_close(&c->scopes);
     for (int i = 0; i < N_PROBES; i++)
         sqlite3_finalize(c->probe[i]);
-    if (c->own_db)
-        sqlite3_close(c->db);
+    sqlite3_close(c->db);
     free(c->src);
     free(c->heap);
     free(c->flows);
@@ -374,7 +375,10 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
     if (!c)
         return NULL;
     c->by_start = by_start;
-    c->db = wl_cur_db(s, &c->own_db);
+    if (!(c->db = wl_cur_db(s, err, err_size))) {
+        free(c);
+        return NULL;
+    }
     sqlite3_stmt *threads = NULL;
     char nvtx[512], scope[512], timer[512];
     snprintf(nvtx, sizeof nvtx, "%s%s", NVTX_SQL, by_start ? BY_START : BY_THREAD);

@@ -56,8 +56,7 @@ static const char *const GPU_SQL[2][3] = {
 #define SCOPE_THREAD_SQL "SELECT name, app_thread_id FROM scope WHERE pid = ?1 AND scope_id = ?2"
 
 struct wl_gpu_cursor {
-    sqlite3 *db;
-    int own_db;
+    sqlite3 *db;               /* the cursor's own connection */
     wl_cur_source src[3];
     int last;
     int ident;                 /* the session carries kernel identity */
@@ -73,8 +72,7 @@ void wl_gpu_cursor_close(wl_gpu_cursor *c)
     wl_cur_cache_close(&c->scopes);
     wl_cur_cache_close(&c->kernels);
     wl_cur_cache_close(&c->ops);
-    if (c->own_db)
-        sqlite3_close(c->db);
+    sqlite3_close(c->db);
     free(c);
 }
 
@@ -84,7 +82,10 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, char *err, size_t err_
     if (!c)
         return NULL;
     c->last = -1;
-    c->db = wl_cur_db(s, &c->own_db);
+    if (!(c->db = wl_cur_db(s, err, err_size))) {
+        free(c);
+        return NULL;
+    }
     c->ident = wl_sql_has_table(c->db, "op") && wl_sql_has_column(c->db, "kernel", "op_id") &&
                wl_sql_has_column(c->db, "scope", "app_thread_id");
     int rc = wl_cur_cache_open(&c->scopes, c->db, c->ident ? SCOPE_THREAD_SQL : SCOPE_NAME_SQL) ||

@@ -41,8 +41,8 @@ const wl_cur_name_slot *wl_cur_cache_get(wl_cur_name_cache *c, int64_t a, int64_
 void wl_cur_text_col(sqlite3_stmt *st, int col, char *out, size_t n);
 void wl_cur_copy_str(char *out, size_t n, const char *s);
 int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db);
-/* A cursor's own read-only connection (*own = 1), or the session's when the file cannot be
- * opened again (*own = 0). */
-sqlite3 *wl_cur_db(wl_session *s, int *own);
+/* A cursor's own read-only connection with the session's guard installed; NULL with err when
+ * the file cannot be opened again. */
+sqlite3 *wl_cur_db(wl_session *s, char *err, size_t err_size);
 
 #endif

@@ -5,7 +5,8 @@
  * contract accepts, so every query of the store (sums, joins, cursors) sees sound rows only,
  * unchanged.
  * The check runs once over every row at open (the census): tables with no unsound row are read
- * as they are, at no cost; the others through their view. */
+ * as they are, at no cost; the others through their view. A file a census found sound is not
+ * censused again while it stays unchanged (check_cache.h). */
 #ifndef WARPLENS_STORE_SESSION_GUARD_H
 #define WARPLENS_STORE_SESSION_GUARD_H
 
@@ -20,8 +21,11 @@ typedef struct wl_guard wl_guard;
 /* Reads the structure and time window of db's main schema and checks every row of every table
  * (the census: a pass over each, in two threads; on db, the guard's row check is registered).
  * NULL with err and SQLite's code in *code when the schema or a table cannot be read (a
- * malformed page, ...), unless tolerate: then such a table is a problem and left out. */
-wl_guard *wl_guard_build(sqlite3 *db, int tolerate, char *err, size_t err_size, int *code);
+ * malformed page, ...), unless tolerate: then such a table is a problem and left out.
+ * known_sound: the file is known to hold no unsound row (check_cache.h): no census. */
+wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, char *err, size_t err_size, int *code);
+/* 1 when the census ran and found nothing wrong: no unsound row, no structural problem. */
+int wl_guard_sound(const wl_guard *g);
 void wl_guard_free(wl_guard *g);
 /* 1 when the table is in the file and could be read whole. */
 int wl_guard_has(const wl_guard *g, const char *table);

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
+#include "store/check_cache.h"
 #include "store/schema.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
@@ -175,6 +177,8 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
     wl_store_init();
     atomic_store(&g_failed, 0);
     struct stat sb;
+    struct timespec began;
+    clock_gettime(CLOCK_REALTIME, &began); /* before the stat: what check_cache.h keeps is checked from here */
     if (stat(path, &sb) != 0) {
         wl_store_set_err(err, err_size, "%s: no such file", path);
         return NULL;
@@ -186,7 +190,9 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
     if (classify(path, &sb, err, err_size))
         return NULL;
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    /* one thread at a time uses a session's connection (cursors read through their own): no
+     * mutex round trip on every sqlite3_column_* call */
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         wl_store_set_err(err, err_size, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "out of memory");
         return fail(db, NULL);
     }
@@ -226,11 +232,14 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
         return fail(db, NULL);
     }
     char why[256];
-    wl_guard *g = wl_guard_build(db, flags & WL_OPEN_DAMAGED, why, sizeof why, &rc);
+    int known_sound = !(flags & WL_OPEN_RECHECK) && wl_check_cache_hit(path, &sb);
+    wl_guard *g = wl_guard_build(db, flags & WL_OPEN_DAMAGED, known_sound, why, sizeof why, &rc);
     if (!g) {
         sqlite_err(db, path, rc, why, err, err_size);
         return fail(db, NULL);
     }
+    if (wl_guard_sound(g))
+        wl_check_cache_store(path, &sb, &began);
     if (!(flags & WL_OPEN_DAMAGED) && wl_guard_problem(g, 0, why, sizeof why) == 0) {
         wl_store_set_err(err, err_size, "%s is damaged: %s (`warplens info --check %s` lists what is wrong)", path, why, path);
         return fail(db, g);

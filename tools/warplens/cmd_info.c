@@ -110,7 +110,7 @@ static void print_finding(const char *section, const char *line, void *arg)
 static int check(const char *path)
 {
     char err[1024];
-    wl_session *s = wl_session_open_flags(path, WL_OPEN_DAMAGED, err, sizeof err);
+    wl_session *s = wl_session_open_flags(path, WL_OPEN_DAMAGED | WL_OPEN_RECHECK, err, sizeof err);
     if (!s) {
         fprintf(stderr, "warplens: %s\n", err);
         return 1;
