@@ -11,6 +11,7 @@ struct wl_session {
     sqlite3 *db;
     int schema_version;
     wl_guard *guard; /* rows that break the contract are left out of every read */
+    struct wl_session_scan *scan; /* the large tables' folds, once read (session_scan.h) */
     char path[4096];
 };
 

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "store/gpu_busy.h"
 #include "store/session_internal.h"
+#include "store/session_scan.h"
 #include "store/session_kernels.h"
 #include "store/sql_util.h"
 
@@ -138,6 +140,8 @@ typedef struct name_acc {
 } name_acc;
 
 typedef struct agg {
+    wl_kernel_overview *ov;    /* the overview's figures too (NULL: not asked) */
+    wl_busy *busy;
     name_acc *names;
     size_t n_names, cap_names;
     key_hash name_ix;          /* name_id -> index in names */
@@ -165,12 +169,33 @@ static name_acc *find_name(agg *a, int64_t id)
 /* Columns: 0 name_id, 1 pid, 2 device_id, 3-5 grid, 6-8 block, 9-11 cluster, 12 registers,
  * 13 static smem, 14 dynamic smem, 15 smem_limit_config, 16 carveout_requested,
  * 17 cache_config_requested, 18 has_timestamps, 19 duration, 20 queue delay, 21 submit delay,
- * 22 the API call's duration. */
+ * 22 the API call's duration, 23 start, 24 end. */
 #define COLS                                                                                              \
     "k.name_id, k.pid, k.device_id, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"      \
     " k.cluster_x, k.cluster_y, k.cluster_z, k.registers_per_thread, k.static_smem, k.dynamic_smem,"     \
     " k.smem_limit_config, k.carveout_requested, k.cache_config_requested, k.has_timestamps,"            \
-    " k.duration_ns, k.queue_delay_ns, k.submit_delay_ns, a.duration_ns"
+    " k.duration_ns, k.queue_delay_ns, k.submit_delay_ns, a.duration_ns, k.start_ns, k.end_ns"
+
+/* The overview's kernel figures (as SQL's count, min and max read them, NULLs left out). */
+static void overview_row(agg *a, sqlite3_stmt *st, int timed)
+{
+    wl_kernel_overview *o = a->ov;
+    o->kernels++;
+    o->no_timestamp += !timed;
+    if (sqlite3_column_type(st, 23) != SQLITE_NULL) {
+        uint64_t v = (uint64_t)sqlite3_column_int64(st, 23);
+        if (!o->has_first || v < o->first_ns)
+            o->first_ns = v, o->has_first = 1;
+    }
+    if (sqlite3_column_type(st, 24) != SQLITE_NULL) {
+        uint64_t v = (uint64_t)sqlite3_column_int64(st, 24);
+        if (!o->has_last || v > o->last_ns)
+            o->last_ns = v, o->has_last = 1;
+    }
+    if (timed && a->busy)
+        wl_busy_kernel(a->busy, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+                       (uint64_t)sqlite3_column_int64(st, 23), (uint64_t)sqlite3_column_int64(st, 24));
+}
 
 static void take_max(int64_t *m, int *has, sqlite3_stmt *st, int col)
 {
@@ -201,6 +226,8 @@ static int row(agg *a, sqlite3_stmt *st)
     name_acc *n = find_name(a, k[0]);
     if (!n)
         return -1;
+    if (a->ov)
+        overview_row(a, st, sqlite3_column_int64(st, 18) != 0);
     int has_dur = sqlite3_column_type(st, 19) != SQLITE_NULL;
     uint64_t dur = (uint64_t)sqlite3_column_int64(st, 19);
     n->calls++;
@@ -259,7 +286,7 @@ static int cfg_order(const void *x, const void *y)
 static double mean(int64_t sum, uint64_t n) { return n ? (double)sum / (double)n : 0.0; }
 
 /* The summaries of the names kernel_name knows, most GPU time first. */
-static int summaries(wl_session *s, agg *a, wl_kernel_aggregate *out)
+static int summaries(sqlite3 *db, agg *a, wl_kernel_aggregate *out)
 {
     for (size_t i = 0; i < a->pair.cap; i++) {
         const key_entry *e = &a->pair.e[i];
@@ -274,7 +301,7 @@ static int summaries(wl_session *s, agg *a, wl_kernel_aggregate *out)
     out->sums = calloc(a->n_names ? a->n_names : 1, sizeof *out->sums);
     sqlite3_stmt *st = NULL;
     if (!hist || !out->sums ||
-        sqlite3_prepare_v2(s->db, "SELECT demangled, short_name FROM kernel_name WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(db, "SELECT demangled, short_name FROM kernel_name WHERE id = ?", -1, &st, NULL) != SQLITE_OK) {
         free(hist);
         return -1;
     }
@@ -352,7 +379,7 @@ static int configs(agg *a, wl_kernel_aggregate *out)
     return 0;
 }
 
-int wl_session_kernel_aggregate(wl_session *s, wl_kernel_aggregate *out)
+int wl_kernel_pass(sqlite3 *db, wl_kernel_aggregate *out, wl_kernel_overview *ov)
 {
     memset(out, 0, sizeof *out);
     agg a;
@@ -360,18 +387,25 @@ int wl_session_kernel_aggregate(wl_session *s, wl_kernel_aggregate *out)
     a.name_ix.nk = 1;
     a.cfg.nk = NCFG;
     a.pair.nk = NPAIR;
+    if (ov) {
+        memset(ov, 0, sizeof *ov);
+        a.ov = ov;
+        a.busy = wl_busy_open(db); /* (NULL: the busy time is left to the sorting query) */
+    }
     sqlite3_stmt *st;
     int rc = -1;
-    if (sqlite3_prepare_v2(s->db, "SELECT " COLS " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id", -1, &st,
+    if (sqlite3_prepare_v2(db, "SELECT " COLS " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id", -1, &st,
                            NULL) == SQLITE_OK) {
         int step;
         while ((step = sqlite3_step(st)) == SQLITE_ROW)
             if (row(&a, st))
                 break;
         sqlite3_finalize(st);
-        if (step == SQLITE_DONE && summaries(s, &a, out) == 0 && configs(&a, out) == 0)
+        if (step == SQLITE_DONE && summaries(db, &a, out) == 0 && configs(&a, out) == 0)
             rc = 0;
     }
+    if (ov)
+        ov->busy_known = wl_busy_close(a.busy, &ov->gpu_busy_ns) == 0;
     for (size_t i = 0; i < a.n_names; i++)
         free(a.names[i].dur);
     free(a.names);
@@ -381,6 +415,28 @@ int wl_session_kernel_aggregate(wl_session *s, wl_kernel_aggregate *out)
     if (rc)
         wl_kernel_aggregate_free(out);
     return rc;
+}
+
+int wl_session_kernel_aggregate(wl_session *s, wl_kernel_aggregate *out)
+{
+    const wl_kernel_aggregate *k = wl_scan_kernels(s, 0);
+    return k ? wl_kernel_aggregate_copy(k, out) : -1;
+}
+
+int wl_kernel_aggregate_copy(const wl_kernel_aggregate *from, wl_kernel_aggregate *to)
+{
+    memset(to, 0, sizeof *to);
+    to->sums = malloc(((size_t)from->n_sums ? (size_t)from->n_sums : 1) * sizeof *to->sums);
+    to->configs = malloc((from->n_configs ? from->n_configs : 1) * sizeof *to->configs);
+    if (!to->sums || !to->configs) {
+        wl_kernel_aggregate_free(to);
+        return -1;
+    }
+    memcpy(to->sums, from->sums, (size_t)from->n_sums * sizeof *to->sums);
+    memcpy(to->configs, from->configs, from->n_configs * sizeof *to->configs);
+    to->n_sums = from->n_sums;
+    to->n_configs = from->n_configs;
+    return 0;
 }
 
 void wl_kernel_aggregate_free(wl_kernel_aggregate *a)

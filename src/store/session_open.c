@@ -17,6 +17,7 @@
 
 #include "store/check_cache.h"
 #include "store/schema.h"
+#include "store/session_scan.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 
@@ -271,6 +272,7 @@ void wl_session_close(wl_session *s)
         return;
     sqlite3_close(s->db);
     wl_guard_free(s->guard);
+    wl_scan_free(s->scan);
     free(s);
 }
 

@@ -1,6 +1,7 @@
 /* Session reader: the overview, per-process/device rows and occupancy checks (see session.h;
  * opening is session_open.c). */
 #include "store/session_internal.h"
+#include "store/session_scan.h"
 #include "store/sql_util.h"
 
 #include <sqlite3.h>
@@ -39,6 +40,57 @@ static uint64_t gpu_busy(wl_session *s)
     return busy;
 }
 
+/* The overview's figures of the kernel and API-call tables by SQL: where the reads of
+ * session_scan.h failed (a table SQLite cannot read whole). */
+static void overview_sql(wl_session *s, wl_session_overview *o)
+{
+    o->kernels = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel");
+    o->kernels_no_timestamp = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0");
+    o->api_calls = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM api_call");
+    o->first_ns = wl_sql_scalar_u64(s->db, "SELECT min(t) FROM (SELECT min(start_ns) t FROM kernel UNION ALL"
+                                " SELECT min(start_ns) FROM api_call UNION ALL SELECT min(start_ns) FROM memcpy)");
+    o->last_ns = wl_sql_scalar_u64(s->db, "SELECT max(t) FROM (SELECT max(end_ns) t FROM kernel UNION ALL"
+                               " SELECT max(end_ns) FROM api_call UNION ALL SELECT max(end_ns) FROM memcpy)");
+    o->gpu_busy_ns = gpu_busy(s);
+}
+
+/* first/last: the earliest start and latest end of kernels, API calls and copies */
+static void fold_min(uint64_t *v, int *has, int other_has, uint64_t other)
+{
+    if (other_has && (!*has || other < *v))
+        *v = other, *has = 1;
+}
+
+static void fold_max(uint64_t *v, int *has, int other_has, uint64_t other)
+{
+    if (other_has && (!*has || other > *v))
+        *v = other, *has = 1;
+}
+
+static void overview_scan(wl_session *s, wl_session_overview *o, const wl_kernel_overview *k, const wl_api_scan *a)
+{
+    o->kernels = k->kernels;
+    o->kernels_no_timestamp = k->no_timestamp;
+    o->api_calls = a->calls;
+    uint64_t first = k->first_ns, last = k->last_ns;
+    int has_first = k->has_first, has_last = k->has_last;
+    fold_min(&first, &has_first, a->has_first, a->first_ns);
+    fold_max(&last, &has_last, a->has_last, a->last_ns);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(s->db, "SELECT min(start_ns), max(end_ns) FROM memcpy", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) {
+            fold_min(&first, &has_first, sqlite3_column_type(st, 0) != SQLITE_NULL,
+                     (uint64_t)sqlite3_column_int64(st, 0));
+            fold_max(&last, &has_last, sqlite3_column_type(st, 1) != SQLITE_NULL,
+                     (uint64_t)sqlite3_column_int64(st, 1));
+        }
+        sqlite3_finalize(st);
+    }
+    o->first_ns = has_first ? first : 0;
+    o->last_ns = has_last ? last : 0;
+    o->gpu_busy_ns = k->busy_known ? k->gpu_busy_ns : gpu_busy(s);
+}
+
 int wl_session_get_overview(wl_session *s, wl_session_overview *o)
 {
     memset(o, 0, sizeof *o);
@@ -46,20 +98,19 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
     o->incomplete_processes = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM process WHERE complete = 0");
     o->devices = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM device");
     o->threads = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM thread");
-    o->kernels = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel");
-    o->kernels_no_timestamp = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0");
     o->memcpys = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM memcpy");
     o->memsets = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM memset");
-    o->api_calls = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM api_call");
     o->syncs = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM sync");
     o->nvtx_ranges = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM nvtx_range");
     o->scopes = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM scope");
     o->lost_total = wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(count), 0) FROM lost WHERE " WL_LOST_RECORDS_WHERE);
-    o->first_ns = wl_sql_scalar_u64(s->db, "SELECT min(t) FROM (SELECT min(start_ns) t FROM kernel UNION ALL"
-                                " SELECT min(start_ns) FROM api_call UNION ALL SELECT min(start_ns) FROM memcpy)");
-    o->last_ns = wl_sql_scalar_u64(s->db, "SELECT max(t) FROM (SELECT max(end_ns) t FROM kernel UNION ALL"
-                               " SELECT max(end_ns) FROM api_call UNION ALL SELECT max(end_ns) FROM memcpy)");
-    o->gpu_busy_ns = gpu_busy(s);
+    /* kernels and API calls: one read of each table, kept for the summaries that follow */
+    const wl_kernel_overview *k = NULL;
+    const wl_api_scan *a = NULL;
+    if (wl_scan_all(s) == 0 && wl_scan_kernels(s, &k) && (a = wl_scan_api(s)) != NULL)
+        overview_scan(s, o, k, a);
+    else
+        overview_sql(s, o);
     char v[16];
     o->complete = wl_session_meta(s, "complete", v, sizeof v) == 0 && strcmp(v, "1") == 0;
     sqlite3_stmt *st;

@@ -7,6 +7,7 @@
 
 #include "store/session_internal.h"
 #include "store/session_kernels.h"
+#include "store/session_scan.h"
 #include "store/sql_util.h"
 
 
@@ -93,8 +94,14 @@ static int intervals(wl_session *s, const char *sql, wl_interval_summary **out)
 
 int wl_session_api_summaries(wl_session *s, wl_interval_summary **out)
 {
-    return intervals(s, "SELECT name, category, count(*), sum(duration_ns), min(duration_ns), max(duration_ns),"
-                        " avg(duration_ns) FROM api_call GROUP BY name ORDER BY 4 DESC", out);
+    *out = NULL;
+    const wl_api_scan *a = wl_scan_api(s); /* (the table read once, kept: session_scan.h) */
+    if (!a)
+        return -1;
+    if (!(*out = malloc((size_t)(a->n_sums ? a->n_sums : 1) * sizeof **out)))
+        return -1;
+    memcpy(*out, a->sums, (size_t)a->n_sums * sizeof **out);
+    return a->n_sums;
 }
 
 int wl_session_nvtx_summaries(wl_session *s, wl_interval_summary **out)

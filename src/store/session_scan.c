@@ -1,0 +1,270 @@
+/* One read of each large table per open session (see session_scan.h): the reads kept on the
+ * handle, and the API-call table's per-name fold. Names are grouped in a hash table instead of
+ * SQL's GROUP BY, which sorts every row; order and NULL handling are those of the SQL it replaces
+ * (sum/min/max/avg leave NULL durations out; a NULL name is its own group; most time first, then
+ * by name as the grouping ordered them). */
+#include "store/session_scan.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/session_cursors_internal.h"
+#include "store/session_internal.h"
+#include "store/sql_util.h"
+
+struct wl_session_scan {
+    wl_kernel_aggregate k;
+    wl_kernel_overview ov;
+    int have_k, have_ov;
+    wl_api_scan api;
+    int have_api;
+};
+
+/* ---- the API-call table ------------------------------------------------------------------- */
+
+typedef struct api_acc {
+    char *name;               /* NULL: the rows whose name is NULL */
+    int len, used, type;      /* SQLite's type of the name: 5 and '5' are two groups, as in SQL */
+    uint64_t hash;
+    char group[64];           /* the first row's category */
+    uint64_t count, total, min, max, n_dur;
+} api_acc;
+
+typedef struct api_hash {
+    api_acc *e;
+    size_t cap, n;
+} api_hash;
+
+static uint64_t hash_bytes(const unsigned char *p, int n, int type)
+{
+    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)type;
+    for (int i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static api_acc *api_find(api_hash *t, const unsigned char *name, int len, int type, uint64_t h)
+{
+    if ((t->n + 1) * 2 > t->cap) {
+        size_t nc = t->cap ? t->cap * 2 : 64;
+        api_acc *ne = calloc(nc, sizeof *ne);
+        if (!ne)
+            return NULL;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->e[i].used)
+                continue;
+            size_t j = t->e[i].hash & (nc - 1);
+            while (ne[j].used)
+                j = (j + 1) & (nc - 1);
+            ne[j] = t->e[i];
+        }
+        free(t->e);
+        t->e = ne;
+        t->cap = nc;
+    }
+    size_t j = h & (t->cap - 1);
+    for (; t->e[j].used; j = (j + 1) & (t->cap - 1)) {
+        api_acc *e = &t->e[j];
+        if (e->hash == h && e->type == type && (e->name == NULL) == (name == NULL) && e->len == len &&
+            (!len || !memcmp(e->name, name, (size_t)len)))
+            return e;
+    }
+    api_acc *e = &t->e[j];
+    memset(e, 0, sizeof *e);
+    if (name && !(e->name = malloc((size_t)len + 1)))
+        return NULL;
+    if (name) {
+        memcpy(e->name, name, (size_t)len);
+        e->name[len] = 0;
+    }
+    e->len = len;
+    e->type = type;
+    e->hash = h;
+    e->used = 1;
+    e->min = UINT64_MAX;
+    t->n++;
+    return e;
+}
+
+static int api_order(const void *x, const void *y)
+{
+    const api_acc *a = *(const api_acc *const *)x, *b = *(const api_acc *const *)y;
+    if (a->total != b->total)
+        return a->total > b->total ? -1 : 1;
+    if (!a->name || !b->name)
+        return (a->name != NULL) - (b->name != NULL);
+    int n = a->len < b->len ? a->len : b->len, c = memcmp(a->name, b->name, (size_t)n);
+    return c ? c : (a->len > b->len) - (a->len < b->len);
+}
+
+/* Columns: 0 name, 1 category, 2 duration, 3 start, 4 end. */
+static int api_row(api_hash *t, wl_api_scan *out, sqlite3_stmt *st)
+{
+    int type = sqlite3_column_type(st, 0);
+    const unsigned char *name = sqlite3_column_text(st, 0);
+    int len = name ? sqlite3_column_bytes(st, 0) : 0;
+    api_acc *e = api_find(t, name, len, type, hash_bytes(name, len, type));
+    if (!e)
+        return -1;
+    if (!e->count++)
+        wl_sql_text_col(st, 1, e->group, sizeof e->group);
+    if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
+        uint64_t d = (uint64_t)sqlite3_column_int64(st, 2);
+        e->total += d;
+        e->n_dur++;
+        e->min = d < e->min ? d : e->min;
+        e->max = d > e->max ? d : e->max;
+    }
+    out->calls++;
+    if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
+        uint64_t v = (uint64_t)sqlite3_column_int64(st, 3);
+        if (!out->has_first || v < out->first_ns)
+            out->first_ns = v, out->has_first = 1;
+    }
+    if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
+        uint64_t v = (uint64_t)sqlite3_column_int64(st, 4);
+        if (!out->has_last || v > out->last_ns)
+            out->last_ns = v, out->has_last = 1;
+    }
+    return 0;
+}
+
+static int api_pass(sqlite3 *db, wl_api_scan *out)
+{
+    memset(out, 0, sizeof *out);
+    api_hash t = {0};
+    sqlite3_stmt *st;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, "SELECT name, category, duration_ns, start_ns, end_ns FROM api_call", -1, &st, NULL) ==
+        SQLITE_OK) {
+        int step;
+        while ((step = sqlite3_step(st)) == SQLITE_ROW)
+            if (api_row(&t, out, st))
+                break;
+        sqlite3_finalize(st);
+        rc = step == SQLITE_DONE ? 0 : -1;
+    }
+    const api_acc **order = rc ? NULL : malloc((t.n ? t.n : 1) * sizeof *order);
+    out->sums = order ? calloc(t.n ? t.n : 1, sizeof *out->sums) : NULL;
+    if (!out->sums)
+        rc = -1;
+    if (rc == 0) {
+        size_t n = 0;
+        for (size_t i = 0; i < t.cap; i++)
+            if (t.e[i].used)
+                order[n++] = &t.e[i];
+        qsort(order, n, sizeof *order, api_order);
+        for (size_t i = 0; i < n; i++) {
+            const api_acc *e = order[i];
+            wl_interval_summary *r = &out->sums[i];
+            snprintf(r->name, sizeof r->name, "%s", e->name ? e->name : "");
+            memcpy(r->group, e->group, sizeof r->group);
+            r->count = e->count;
+            r->total_ns = e->total;
+            r->min_ns = e->n_dur ? e->min : 0;
+            r->max_ns = e->n_dur ? e->max : 0;
+            r->mean_ns = e->n_dur ? (double)e->total / (double)e->n_dur : 0.0;
+        }
+        out->n_sums = (int)n;
+    }
+    free(order);
+    for (size_t i = 0; i < t.cap; i++)
+        free(t.e[i].name);
+    free(t.e);
+    if (rc) {
+        free(out->sums);
+        memset(out, 0, sizeof *out);
+    }
+    return rc;
+}
+
+/* ---- kept on the handle ------------------------------------------------------------------- */
+
+static struct wl_session_scan *scan_of(wl_session *s)
+{
+    if (!s->scan)
+        s->scan = calloc(1, sizeof *s->scan);
+    return s->scan;
+}
+
+const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overview **ov)
+{
+    struct wl_session_scan *sc = scan_of(s);
+    if (!sc)
+        return NULL;
+    if (sc->have_k && (!ov || sc->have_ov)) {
+        if (ov)
+            *ov = &sc->ov;
+        return &sc->k;
+    }
+    wl_kernel_aggregate k;
+    if (wl_kernel_pass(s->db, &k, ov ? &sc->ov : NULL))
+        return NULL;
+    wl_kernel_aggregate_free(&sc->k);
+    sc->k = k;
+    sc->have_k = 1;
+    sc->have_ov |= ov != NULL;
+    if (ov)
+        *ov = &sc->ov;
+    return &sc->k;
+}
+
+const wl_api_scan *wl_scan_api(wl_session *s)
+{
+    struct wl_session_scan *sc = scan_of(s);
+    if (!sc)
+        return NULL;
+    if (!sc->have_api) {
+        if (api_pass(s->db, &sc->api))
+            return NULL;
+        sc->have_api = 1;
+    }
+    return &sc->api;
+}
+
+typedef struct api_job {
+    sqlite3 *db;
+    wl_api_scan out;
+    int rc;
+} api_job;
+
+static void *api_thread(void *arg)
+{
+    api_job *j = arg;
+    j->rc = api_pass(j->db, &j->out);
+    return NULL;
+}
+
+int wl_scan_all(wl_session *s)
+{
+    struct wl_session_scan *sc = scan_of(s);
+    if (!sc)
+        return -1;
+    api_job job = {.rc = -1};
+    pthread_t th;
+    int threaded = 0;
+    if (!sc->have_api && !(sc->have_k && sc->have_ov) && (job.db = wl_cur_db(s, NULL, 0)) != NULL)
+        threaded = pthread_create(&th, NULL, api_thread, &job) == 0;
+    const wl_kernel_overview *ov;
+    int rc = wl_scan_kernels(s, &ov) ? 0 : -1;
+    if (threaded) {
+        pthread_join(th, NULL);
+        if (job.rc == 0 && !sc->have_api) {
+            sc->api = job.out;
+            sc->have_api = 1;
+        }
+    }
+    sqlite3_close(job.db);
+    return wl_scan_api(s) && rc == 0 ? 0 : -1;
+}
+
+void wl_scan_free(struct wl_session_scan *sc)
+{
+    if (!sc)
+        return;
+    wl_kernel_aggregate_free(&sc->k);
+    free(sc->api.sums);
+    free(sc);
+}

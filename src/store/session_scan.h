@@ -1,0 +1,51 @@
+/* One read of each large table per open session (internal to the store). The overview, the kernel
+ * summaries and configurations and the API-call summaries of `stats`, the report and advise all
+ * come from the kernel and API-call tables; each of those tables is read once per session handle,
+ * folded into small per-name tables, and the result kept on the handle until it closes. When both
+ * are needed (the overview) the API-call table is read on a second connection in a second thread
+ * while this one reads the kernels, so the two reads overlap on two cores.
+ * Memory while a read runs: 8 bytes per timed kernel (exact percentiles), what gpu_busy.h holds,
+ * one entry per distinct kernel name, launch configuration and API name; kept: the per-name rows. */
+#ifndef WARPLENS_STORE_SESSION_SCAN_H
+#define WARPLENS_STORE_SESSION_SCAN_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "store/session.h"
+#include "store/session_kernels.h"
+
+struct wl_session_scan; /* kept on the handle (session_internal.h) */
+
+/* The overview's figures of the kernel table, as SQL's count, min and max read them. */
+typedef struct wl_kernel_overview {
+    uint64_t kernels, no_timestamp;
+    uint64_t first_ns, last_ns; /* min(start_ns), max(end_ns) over the rows that have them */
+    int has_first, has_last;
+    uint64_t gpu_busy_ns;       /* union of kernels, copies and sets per device, summed */
+    int busy_known;             /* 0: the kernels were too far out of start order (sort instead) */
+} wl_kernel_overview;
+
+/* The API-call table: per-name summaries, most time first, and the overview's figures. */
+typedef struct wl_api_scan {
+    wl_interval_summary *sums;
+    int n_sums;
+    uint64_t calls;
+    uint64_t first_ns, last_ns;
+    int has_first, has_last;
+} wl_api_scan;
+
+/* The kernel table read once on db (session_kernel_agg.c); with ov, the overview's figures too.
+ * 0 or -1. */
+int wl_kernel_pass(sqlite3 *db, wl_kernel_aggregate *out, wl_kernel_overview *ov);
+int wl_kernel_aggregate_copy(const wl_kernel_aggregate *from, wl_kernel_aggregate *to);
+
+/* The kept results (read now when not kept yet); NULL on a read error. want_overview: the kernel
+ * read must have made the overview's figures (*ov set). */
+const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overview **ov);
+const wl_api_scan *wl_scan_api(wl_session *s);
+/* Both tables read, in parallel, when neither is kept yet. 0 or -1. */
+int wl_scan_all(wl_session *s);
+void wl_scan_free(struct wl_session_scan *sc);
+
+#endif
