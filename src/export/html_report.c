@@ -7,11 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/advise.h"
 #include "analysis/kernel_backend.h"
 #include "analysis/kernel_table.h"
 #include "common/grow.h"
 #include "export/json_out.h"
+#include "export/report_findings.h"
 #include "export/report_metrics.h"
 #include "export/report_ranks.h"
 #include "store/session_cursors.h"
@@ -333,45 +333,6 @@ static void write_overview(wl_json_out *j, wl_session *s, const wl_session_overv
     wl_json_lit(j, "}");
 }
 
-/* The five best advise findings (analysis/advise.h), times relative to the timeline's origin, so
- * the report opens with them and each links to its span on the timeline and to the tables. */
-static void write_findings(wl_json_out *j, wl_session *s, uint64_t origin)
-{
-    wl_advise_opts o = {NULL, 1.0};
-    wl_advise_result r;
-    char err[256];
-    wl_json_lit(j, ",\"findings\":[");
-    if (wl_advise(s, &o, &r, err, sizeof err) == 0) {
-        for (int i = 0; i < r.n && i < 5; i++) {
-            const wl_finding *f = &r.findings[i];
-            wl_json_lit(j, i ? ",\n{\"rule\":" : "\n{\"rule\":");
-            wl_json_str(j, f->rule);
-            key(j, "severity"), wl_json_str(j, wl_severity_name(f->severity));
-            key(j, "title"), wl_json_str(j, f->title);
-            key(j, "estimated"), wl_json_lit(j, wl_finding_estimated(f) ? "true" : "false");
-            key(j, "gain_ns"), wl_json_double(j, f->gain_ns);
-            key(j, "gain_pct"), wl_json_double(j, f->gain_pct);
-            key(j, "estimate"), wl_json_str(j, f->estimate);
-            key(j, "measured"), wl_json_str(j, f->measured);
-            key(j, "fix"), wl_json_str(j, f->fix);
-            key(j, "t0"), wl_json_i64(j, f->start_ns >= origin ? (int64_t)(f->start_ns - origin) : 0);
-            key(j, "t1"), wl_json_i64(j, f->end_ns >= origin ? (int64_t)(f->end_ns - origin) : 0);
-            key(j, "span"), wl_json_str(j, f->span_name);
-            key(j, "evidence"), wl_json_lit(j, "[");
-            for (int e = 0; e < f->n_evidence; e++) {
-                wl_json_lit(j, e ? ",[" : "[");
-                wl_json_str(j, f->evidence[e].key);
-                wl_json_lit(j, ",");
-                wl_json_str(j, f->evidence[e].value);
-                wl_json_lit(j, "]");
-            }
-            wl_json_lit(j, "]}");
-        }
-        wl_advise_free(&r);
-    }
-    wl_json_lit(j, "]");
-}
-
 static int by_flow(const void *a, const void *b)
 {
     uint64_t x = ((const u64_pair *)a)->b, y = ((const u64_pair *)b)->b;
@@ -447,6 +408,7 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
         return -1;
     }
     wl_json_init(&r->j, fp);
+    wl_report_findings *findings = wl_report_findings_start(s); /* advise, beside what follows */
     wl_session_span span;
     wl_session_get_span(s, &span);
     wl_session_overview ov;
@@ -471,7 +433,6 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
     wl_json_lit(&r->j, "</style></head>\n<body>\n<noscript>This report draws its charts with JavaScript.</noscript>\n"
                        "<div id=\"app\"></div>\n<script type=\"application/json\" id=\"wl-data\">{");
     write_overview(&r->j, s, &ov, title);
-    write_findings(&r->j, s, span.origin_ns);
     wl_json_lit(&r->j, ",\"slices\":[");
     wl_tl_sink sink = {r, on_track, on_slice, on_end, on_counter, NULL};
     wl_tl_stats ts;
@@ -486,6 +447,7 @@ int wl_report_html(wl_session *s, FILE *fp, const wl_report_options *o, wl_repor
         write_model(r, st);
         rc = write_tables(&r->j, s, err, err_size);
     }
+    wl_report_findings_write(findings, &r->j, s, span.origin_ns); /* (the data's keys in any order) */
     if (rc == 0)
         st->rank_section = wl_report_ranks(&r->j, s);
     if (rc == 0) {

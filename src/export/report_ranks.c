@@ -12,6 +12,12 @@ static void key(wl_json_out *j, const char *k)
     wl_json_lit(j, ":");
 }
 
+static void count_process(const wl_process_row *p, void *arg)
+{
+    (void)p;
+    ++*(int *)arg;
+}
+
 static void label(const wl_rank *k, char *out, size_t n)
 {
     if (k->rank >= 0)
@@ -22,6 +28,10 @@ static void label(const wl_rank *k, char *out, size_t n)
 
 int wl_report_ranks(wl_json_out *j, wl_session *s)
 {
+    /* a table of ranks needs two processes: a single-process session is not read again for it */
+    int processes = 0;
+    if (wl_session_each_process(s, count_process, &processes) < 2)
+        return 0;
     const char *path = wl_session_path(s);
     wl_rank_report r;
     char err[512];
