@@ -27,14 +27,7 @@
 #include <algorithm>
 #include <vector>
 
-#define CK(call)                                                                                   \
-    do {                                                                                           \
-        cudaError_t e_ = (call);                                                                   \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_));  \
-            exit(3);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "../tests/gpu/gpu_ck.h"
 
 struct rec {
     unsigned long long start, end;
