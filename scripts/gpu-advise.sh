@@ -24,7 +24,7 @@ WL=$B/bin/warplens
 PROG=$B/bin/gpu_advise_planted
 ROUNDS=${WARPLENS_ADVISE_ROUNDS:-3}
 BUDGET=${WARPLENS_ADVISE_BUDGET_S:-150}
-MODES="control launch_bound sync pageable small_copies tail occupancy serial_streams"
+MODES=${WARPLENS_ADVISE_MODES:-"control launch_bound sync pageable small_copies tail tail_long tail_half tail_short occupancy serial_streams"}
 mkdir -p "$O"
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/wl-advise.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT

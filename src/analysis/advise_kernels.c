@@ -1,7 +1,7 @@
 /* Kernel rules of `warplens advise` (advise_kernels.h): per kernel name, from its most frequent
  * launch configuration (wl_kernel_table): low theoretical occupancy with the launch that lifts it
- * (the calculator's block-size suggestion and next occupancy step), a last wave mostly empty, a
- * grid smaller than one wave, and, with hardware metrics, where it sits under the roofline. */
+ * (the calculator's block-size suggestion and next occupancy step), a last wave mostly empty
+ * (estimated by the dispatch model of tail_model.h), a grid smaller than one wave, and, with hardware metrics, where it sits under the roofline. */
 #include "analysis/advise_kernels.h"
 
 #include <inttypes.h>
@@ -12,6 +12,7 @@
 #include "analysis/device_tables.h"
 #include "analysis/kernel_table.h"
 #include "analysis/occupancy_suggest.h"
+#include "analysis/tail_model.h"
 #include "store/session_metrics.h"
 
 #define MAX_PER_RULE 5
@@ -106,10 +107,13 @@ static void rule_waves(const wl_kernel_table_row *k, wl_advise_result *r, uint64
     double waves = o->waves.waves_per_sm;
     int64_t bpw = o->waves.blocks_per_wave;
     int64_t grid = (int64_t)k->top.grid[0] * k->top.grid[1] * k->top.grid[2];
-    if (waves >= 1.0 && waves < 8.0 && o->waves.tail_pct < 50.0 && *tail_fired < MAX_PER_RULE) {
-        double whole = ceil(waves);
-        /* blocks of equal work: the kernel takes `whole` waves' time for `waves` waves of work */
-        double gain = (double)k->sum.total_ns * (1.0 - waves / whole);
+    wl_tail_shape shape = {grid, bpw, o->waves.active_sms, o->occ.occupancy_pct};
+    wl_tail_estimate te;
+    double launch_ns = k->sum.calls ? (double)k->sum.total_ns / (double)k->sum.calls : 0;
+    if (waves >= 1.0 && waves < 8.0 && *tail_fired < MAX_PER_RULE &&
+        wl_tail_estimate_fix(&shape, launch_ns, &te) == 0) {
+        /* the dispatch model of tail_model.h, measured on the H100: the gain of the whole-wave grid */
+        double gain = (double)k->sum.total_ns * te.gain_frac;
         if (gain < 0.03 * (double)span_ns)
             return;
         wl_finding *f = wl_advise_add(r, "tail-effect", gain >= 0.2 * (double)span_ns ? WL_SEV_HIGH : WL_SEV_MEDIUM);
@@ -122,18 +126,31 @@ static void rule_waves(const wl_kernel_table_row *k, wl_advise_result *r, uint64
                  o->waves.tail_pct, waves, bpw);
         snprintf(f->measured, sizeof f->measured,
                  "grid of %" PRId64 " blocks, %d per SM x %d SMs = %" PRId64 " per wave: %" PRId64
-                 " full waves and a last one of %" PRId64 " blocks",
+                 " full waves and a last one of %" PRId64 " blocks; %.1f us per launch",
                  grid, o->occ.active_blocks_per_sm, o->waves.active_sms, bpw, o->waves.full_waves,
-                 grid - o->waves.full_waves * bpw);
-        snprintf(f->threshold, sizeof f->threshold, "1 to 8 waves, last wave < 50%% full, >= 5%% of kernel GPU time");
-        snprintf(f->estimate, sizeof f->estimate,
-                 "GPU time x (1 - %.2f / %.0f): an upper bound; with blocks of equal work started together the kernel"
-                 " takes %.0f waves' time for %.2f waves of work (the H100 starts a full wave's blocks over tens of"
-                 " us, so the real gain is smaller: docs/advise.md)",
-                 waves, whole, whole, waves);
+                 grid - o->waves.full_waves * bpw, launch_ns / 1e3);
+        snprintf(f->threshold, sizeof f->threshold, "1 to 8 waves with a partial last one, >= 5%% of kernel GPU time, model gain >= 3%%");
+        if (te.staggered)
+            snprintf(f->estimate, sizeof f->estimate,
+                     "GPU time x %.1f%% (model range %.1f-%.1f%%): at %.0f%% occupancy the H100 starts part of a"
+                     " wave's blocks up to min(block, 93 us) late; blocks of %.1f us (solved), whole waves"
+                     " %.1f us a launch; %.1f%% without a profiler (docs/advise.md)",
+                     100 * te.gain_frac, 100 * te.gain_frac_low, 100 * te.gain_frac_high, o->occ.occupancy_pct,
+                     te.block_ns / 1e3, te.fixed_ns / 1e3, 100 * te.gain_frac_untraced);
+        else
+            snprintf(f->estimate, sizeof f->estimate,
+                     "GPU time x (1 - %.2f / %.0f) = %.1f%%: at %.0f%% occupancy the blocks of a wave start"
+                     " together (measured on the H100), so the kernel takes %.0f waves' time for %.2f waves of"
+                     " work",
+                     waves, ceil(waves), 100 * te.gain_frac, o->occ.occupancy_pct, ceil(waves), waves);
         kernel_evidence(f, k);
         wl_finding_evidence(f, "waves", 1, "%.3f", waves);
         wl_finding_evidence(f, "blocks_per_wave", 1, "%" PRId64, bpw);
+        wl_finding_evidence(f, "staggered_starts", 1, "%s", te.staggered ? "true" : "false");
+        wl_finding_evidence(f, "model_block_us", 1, "%.1f", te.block_ns / 1e3);
+        wl_finding_evidence(f, "model_whole_waves_us", 1, "%.1f", te.fixed_ns / 1e3);
+        wl_finding_evidence(f, "model_gain_pct_range", 0, "%.1f-%.1f", 100 * te.gain_frac_low, 100 * te.gain_frac_high);
+        wl_finding_evidence(f, "model_gain_pct_untraced", 1, "%.1f", 100 * te.gain_frac_untraced);
         snprintf(f->fix, sizeof f->fix,
                  "Size the grid to whole waves: %" PRId64 " blocks (%" PRId64 " waves of %" PRId64
                  ") each doing a %.3fx share (a grid-stride loop), or %" PRId64

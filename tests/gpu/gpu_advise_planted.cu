@@ -338,42 +338,68 @@ static void small_copies_teardown(void)
     CK(cudaFreeHost(sc.host));
 }
 
-// tail: TL_KERNELS launches per step of timed_work with one full wave + 1 block (W + 1 blocks of
-// W*q ns each: the last wave holds one block, the kernel takes two block times); fixed: W blocks of
-// (W+1)*q ns (one wave, identical total block time).
-enum { TL_KERNELS = 10, TL_BLOCK_NS = 50000 };
+// tail shapes: `kernels` launches per step of timed_work, a planted grid of G = floor(waves x W) +
+// extra blocks of block_ns each (W: blocks per wave); fixed: the same block-ns in whole waves,
+// F = floor(G / W) x W blocks of block_ns x G / F each. 256 threads per block; smem (dynamic shared
+// memory) caps the blocks per SM below the 8 that fill an H100 SM's 64 warps, which decides how the
+// blocks of a wave start (bench/bench_tail_dispatch.cu, docs/advise.md "Tail effect").
+struct tail_shape {
+    const char *name;
+    size_t smem;
+    double waves;
+    int extra;
+    long long block_ns;
+    int kernels;
+};
+static const tail_shape TAIL_SHAPES[] = {
+    {"tail", 0, 1.0, 1, 50000, 10},              // full SM (8 blocks of 256), one wave + 1 block
+    {"tail_long", 0, 1.1, 0, 500000, 3},         // full SM, 1.1 waves of long blocks
+    {"tail_half", 45u << 10, 2.5, 0, 50000, 8},  // half the SM's warps (4 blocks), 2.5 waves
+    {"tail_short", 45u << 10, 1.5, 0, 10000, 20}, // half the SM's warps, 1.5 waves of short blocks
+};
 static struct {
+    const tail_shape *t;
     cudaStream_t s;
     float *out;
-    unsigned w;
-    long long q;
+    unsigned grid;
+    long long ns;
 } tl;
 
-static void tail_setup(int fixed)
+static void tail_setup(const tail_shape *t, int fixed)
 {
+    int per_sm = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, timed_work, 256, t->smem));
+    unsigned w = (unsigned)(per_sm * g_sms), g = (unsigned)(t->waves * w) + (unsigned)t->extra;
+    unsigned f = g / w * w;
+    long long fns = t->block_ns * g / f;
+    tl.t = t;
+    tl.grid = fixed ? f : g;
+    tl.ns = fixed ? fns : t->block_ns;
     CK(cudaStreamCreateWithFlags(&tl.s, cudaStreamNonBlocking));
-    tl.w = blocks_per_wave((const void *)timed_work, 256);
-    tl.q = TL_BLOCK_NS / tl.w > 0 ? TL_BLOCK_NS / tl.w : 1;
-    CK(cudaMalloc((void **)&tl.out, (size_t)(tl.w + 1) * 256 * sizeof(float)));
-    printf("# tail: %d SMs x %u blocks/SM = %u blocks per wave; planted grid %u x %lld ns, fixed grid %u x %lld "
-           "ns (block-ns equal: %lld)\n",
-           g_sms, tl.w / g_sms, tl.w, tl.w + 1, tl.w * tl.q, tl.w, (tl.w + 1) * tl.q,
-           (long long)tl.w * (tl.w + 1) * tl.q);
-    (void)fixed;
-    launch(timed_work, tl.w, 256, tl.s, tl.out, 1000LL);
+    CK(cudaMalloc((void **)&tl.out, (size_t)g * 256 * sizeof(float)));
+    printf("# %s: %d SMs x %d blocks/SM (%zu B dynamic shared memory) = %u blocks per wave; planted grid %u x %lld"
+           " ns (%.3f waves), fixed grid %u x %lld ns; %d kernels per step\n",
+           t->name, g_sms, per_sm, t->smem, w, g, t->block_ns, (double)g / w, f, fns, t->kernels);
+    void *argv[] = {(void *)&tl.out, (void *)&tl.ns};
+    long long warm = 1000;
+    argv[1] = &warm;
+    CK(cudaLaunchKernel((const void *)timed_work, dim3(tl.grid), dim3(256), argv, t->smem, tl.s));
     CK(cudaStreamSynchronize(tl.s));
 }
 
 static void tail_step(int fixed, int s)
 {
+    (void)fixed;
     (void)s;
-    for (int i = 0; i < TL_KERNELS; i++) {
-        if (fixed)
-            launch(timed_work, tl.w, 256, tl.s, tl.out, (long long)(tl.w + 1) * tl.q);
-        else
-            launch(timed_work, tl.w + 1, 256, tl.s, tl.out, (long long)tl.w * tl.q);
-    }
+    void *argv[] = {(void *)&tl.out, (void *)&tl.ns};
+    for (int i = 0; i < tl.t->kernels; i++)
+        CK(cudaLaunchKernel((const void *)timed_work, dim3(tl.grid), dim3(256), argv, tl.t->smem, tl.s));
     CK(cudaStreamSynchronize(tl.s));
+}
+
+template <int I> static void tail_setup_n(int fixed)
+{
+    tail_setup(&TAIL_SHAPES[I], fixed);
 }
 
 static void tail_teardown(void)
@@ -486,7 +512,10 @@ static const mode MODES[] = {
     {"sync", 25, sync_setup, sync_step, sync_teardown},
     {"pageable", 10, pageable_setup, pageable_step, pageable_teardown},
     {"small_copies", 3, small_copies_setup, small_copies_step, small_copies_teardown},
-    {"tail", 300, tail_setup, tail_step, tail_teardown},
+    {"tail", 300, tail_setup_n<0>, tail_step, tail_teardown},
+    {"tail_long", 100, tail_setup_n<1>, tail_step, tail_teardown},
+    {"tail_half", 250, tail_setup_n<2>, tail_step, tail_teardown},
+    {"tail_short", 200, tail_setup_n<3>, tail_step, tail_teardown},
     {"occupancy", 20, occupancy_setup, occupancy_step, occupancy_teardown},
     {"serial_streams", 60, serial_streams_setup, serial_streams_step, serial_streams_teardown},
 };
