@@ -66,7 +66,7 @@ static wl_finding *quality(wl_advise_result *r, wl_severity sev)
 static void rule_data_quality(wl_session *s, wl_advise_result *r)
 {
     wl_session_overview o;
-    if (wl_session_get_overview(s, &o) != 0)
+    if (wl_session_get_counts(s, &o) != 0)
         return;
     if (o.lost_total) {
         wl_finding *f = quality(r, WL_SEV_HIGH);

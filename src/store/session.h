@@ -69,6 +69,9 @@ typedef struct wl_session_overview {
     char device_name[128];             /* first device */
 } wl_session_overview;
 int wl_session_get_overview(wl_session *s, wl_session_overview *o);
+/* The overview without what needs the kernel and API-call tables read whole: api_calls, first_ns,
+ * last_ns and gpu_busy_ns are 0 (kernels and kernels_no_timestamp are counted). */
+int wl_session_get_counts(wl_session *s, wl_session_overview *o);
 
 /* `warplens run --capture-range profiler-api`: tracing only between cudaProfilerStart and
  * cudaProfilerStop. processes = 0 when no process was recorded that way (or the session predates it). */

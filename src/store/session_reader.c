@@ -91,7 +91,8 @@ static void overview_scan(wl_session *s, wl_session_overview *o, const wl_kernel
     o->gpu_busy_ns = k->busy_known ? k->gpu_busy_ns : gpu_busy(s);
 }
 
-int wl_session_get_overview(wl_session *s, wl_session_overview *o)
+/* The small tables' counts, completeness, program and device (both overview forms). */
+static void overview_small(wl_session *s, wl_session_overview *o)
 {
     memset(o, 0, sizeof *o);
     o->processes = (int)wl_sql_scalar_u64(s->db, "SELECT count(*) FROM process");
@@ -104,13 +105,6 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
     o->nvtx_ranges = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM nvtx_range");
     o->scopes = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM scope");
     o->lost_total = wl_sql_scalar_u64(s->db, "SELECT coalesce(sum(count), 0) FROM lost WHERE " WL_LOST_RECORDS_WHERE);
-    /* kernels and API calls: one read of each table, kept for the summaries that follow */
-    const wl_kernel_overview *k = NULL;
-    const wl_api_scan *a = NULL;
-    if (wl_scan_all(s) == 0 && wl_scan_kernels(s, &k) && (a = wl_scan_api(s)) != NULL)
-        overview_scan(s, o, k, a);
-    else
-        overview_sql(s, o);
     char v[16];
     o->complete = wl_session_meta(s, "complete", v, sizeof v) == 0 && strcmp(v, "1") == 0;
     sqlite3_stmt *st;
@@ -124,6 +118,26 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
             wl_sql_text_col(st, 0, o->device_name, sizeof o->device_name);
         sqlite3_finalize(st);
     }
+}
+
+int wl_session_get_overview(wl_session *s, wl_session_overview *o)
+{
+    overview_small(s, o);
+    /* kernels and API calls: one read of each table, kept for the summaries that follow */
+    const wl_kernel_overview *k = NULL;
+    const wl_api_scan *a = NULL;
+    if (wl_scan_all(s) == 0 && wl_scan_kernels(s, &k) && (a = wl_scan_api(s)) != NULL)
+        overview_scan(s, o, k, a);
+    else
+        overview_sql(s, o);
+    return 0;
+}
+
+int wl_session_get_counts(wl_session *s, wl_session_overview *o)
+{
+    overview_small(s, o);
+    o->kernels = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel");
+    o->kernels_no_timestamp = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0");
     return 0;
 }
 
