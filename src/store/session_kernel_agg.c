@@ -7,6 +7,7 @@
  * Results, order and NULL handling are those of the SQL it replaces: a NULL in a grouping column
  * is its own group and reads as 0, aggregates leave NULLs out. */
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,26 +42,16 @@ static uint64_t key_hash_of(const int64_t *k, int n)
     return h;
 }
 
+static uint64_t entry_hash(const void *e, const void *t)
+{
+    return key_hash_of(((const key_entry *)e)->k, ((const key_hash *)t)->nk + 1);
+}
+
 static key_entry *key_find(key_hash *t, const int64_t *k)
 {
     int w = t->nk + 1;
-    if ((t->n + 1) * 2 > t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 256;
-        key_entry *ne = calloc(nc, sizeof *ne);
-        if (!ne)
-            return NULL;
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->e[i].used)
-                continue;
-            size_t j = key_hash_of(t->e[i].k, w) & (nc - 1);
-            while (ne[j].used)
-                j = (j + 1) & (nc - 1);
-            ne[j] = t->e[i];
-        }
-        free(t->e);
-        t->e = ne;
-        t->cap = nc;
-    }
+    if (wl_grow_hash((void **)&t->e, &t->cap, t->n, sizeof *t->e, 256, offsetof(key_entry, used), entry_hash, t))
+        return NULL;
     size_t j = key_hash_of(k, w) & (t->cap - 1);
     while (t->e[j].used) {
         if (!memcmp(t->e[j].k, k, (size_t)w * sizeof *k))
@@ -182,16 +173,8 @@ static void overview_row(agg *a, sqlite3_stmt *st, int timed)
     wl_kernel_overview *o = a->ov;
     o->kernels++;
     o->no_timestamp += !timed;
-    if (sqlite3_column_type(st, 23) != SQLITE_NULL) {
-        uint64_t v = (uint64_t)sqlite3_column_int64(st, 23);
-        if (!o->has_first || v < o->first_ns)
-            o->first_ns = v, o->has_first = 1;
-    }
-    if (sqlite3_column_type(st, 24) != SQLITE_NULL) {
-        uint64_t v = (uint64_t)sqlite3_column_int64(st, 24);
-        if (!o->has_last || v > o->last_ns)
-            o->last_ns = v, o->has_last = 1;
-    }
+    wl_fold_min_col(&o->first_ns, &o->has_first, st, 23);
+    wl_fold_max_col(&o->last_ns, &o->has_last, st, 24);
     if (timed && a->busy)
         wl_busy_kernel(a->busy, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
                        (uint64_t)sqlite3_column_int64(st, 23), (uint64_t)sqlite3_column_int64(st, 24));

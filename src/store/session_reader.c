@@ -54,19 +54,6 @@ static void overview_sql(wl_session *s, wl_session_overview *o)
     o->gpu_busy_ns = gpu_busy(s);
 }
 
-/* first/last: the earliest start and latest end of kernels, API calls and copies */
-static void fold_min(uint64_t *v, int *has, int other_has, uint64_t other)
-{
-    if (other_has && (!*has || other < *v))
-        *v = other, *has = 1;
-}
-
-static void fold_max(uint64_t *v, int *has, int other_has, uint64_t other)
-{
-    if (other_has && (!*has || other > *v))
-        *v = other, *has = 1;
-}
-
 static void overview_scan(wl_session *s, wl_session_overview *o, const wl_kernel_overview *k, const wl_api_scan *a)
 {
     o->kernels = k->kernels;
@@ -74,15 +61,13 @@ static void overview_scan(wl_session *s, wl_session_overview *o, const wl_kernel
     o->api_calls = a->calls;
     uint64_t first = k->first_ns, last = k->last_ns;
     int has_first = k->has_first, has_last = k->has_last;
-    fold_min(&first, &has_first, a->has_first, a->first_ns);
-    fold_max(&last, &has_last, a->has_last, a->last_ns);
+    wl_fold_min(&first, &has_first, a->has_first, a->first_ns);
+    wl_fold_max(&last, &has_last, a->has_last, a->last_ns);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(s->db, "SELECT min(start_ns), max(end_ns) FROM memcpy", -1, &st, NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW) {
-            fold_min(&first, &has_first, sqlite3_column_type(st, 0) != SQLITE_NULL,
-                     (uint64_t)sqlite3_column_int64(st, 0));
-            fold_max(&last, &has_last, sqlite3_column_type(st, 1) != SQLITE_NULL,
-                     (uint64_t)sqlite3_column_int64(st, 1));
+            wl_fold_min_col(&first, &has_first, st, 0);
+            wl_fold_max_col(&last, &has_last, st, 1);
         }
         sqlite3_finalize(st);
     }

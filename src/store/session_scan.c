@@ -6,10 +6,12 @@
 #include "store/session_scan.h"
 
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
@@ -45,25 +47,16 @@ static uint64_t hash_bytes(const unsigned char *p, int n, int type)
     return h;
 }
 
+static uint64_t acc_hash(const void *e, const void *arg)
+{
+    (void)arg;
+    return ((const api_acc *)e)->hash;
+}
+
 static api_acc *api_find(api_hash *t, const unsigned char *name, int len, int type, uint64_t h)
 {
-    if ((t->n + 1) * 2 > t->cap) {
-        size_t nc = t->cap ? t->cap * 2 : 64;
-        api_acc *ne = calloc(nc, sizeof *ne);
-        if (!ne)
-            return NULL;
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->e[i].used)
-                continue;
-            size_t j = t->e[i].hash & (nc - 1);
-            while (ne[j].used)
-                j = (j + 1) & (nc - 1);
-            ne[j] = t->e[i];
-        }
-        free(t->e);
-        t->e = ne;
-        t->cap = nc;
-    }
+    if (wl_grow_hash((void **)&t->e, &t->cap, t->n, sizeof *t->e, 64, offsetof(api_acc, used), acc_hash, NULL))
+        return NULL;
     size_t j = h & (t->cap - 1);
     for (; t->e[j].used; j = (j + 1) & (t->cap - 1)) {
         api_acc *e = &t->e[j];
@@ -118,16 +111,8 @@ static int api_row(api_hash *t, wl_api_scan *out, sqlite3_stmt *st)
         e->max = d > e->max ? d : e->max;
     }
     out->calls++;
-    if (sqlite3_column_type(st, 3) != SQLITE_NULL) {
-        uint64_t v = (uint64_t)sqlite3_column_int64(st, 3);
-        if (!out->has_first || v < out->first_ns)
-            out->first_ns = v, out->has_first = 1;
-    }
-    if (sqlite3_column_type(st, 4) != SQLITE_NULL) {
-        uint64_t v = (uint64_t)sqlite3_column_int64(st, 4);
-        if (!out->has_last || v > out->last_ns)
-            out->last_ns = v, out->has_last = 1;
-    }
+    wl_fold_min_col(&out->first_ns, &out->has_first, st, 3);
+    wl_fold_max_col(&out->last_ns, &out->has_last, st, 4);
     return 0;
 }
 

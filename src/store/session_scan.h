@@ -35,6 +35,27 @@ typedef struct wl_api_scan {
     int has_first, has_last;
 } wl_api_scan;
 
+/* A running minimum or maximum: v becomes x when x is had and v is not yet, or x is beyond v. */
+static inline void wl_fold_min(uint64_t *v, int *has, int x_has, uint64_t x)
+{
+    if (x_has && (!*has || x < *v))
+        *v = x, *has = 1;
+}
+static inline void wl_fold_max(uint64_t *v, int *has, int x_has, uint64_t x)
+{
+    if (x_has && (!*has || x > *v))
+        *v = x, *has = 1;
+}
+/* The same with a column's value, NULL not had. */
+static inline void wl_fold_min_col(uint64_t *v, int *has, sqlite3_stmt *st, int col)
+{
+    wl_fold_min(v, has, sqlite3_column_type(st, col) != SQLITE_NULL, (uint64_t)sqlite3_column_int64(st, col));
+}
+static inline void wl_fold_max_col(uint64_t *v, int *has, sqlite3_stmt *st, int col)
+{
+    wl_fold_max(v, has, sqlite3_column_type(st, col) != SQLITE_NULL, (uint64_t)sqlite3_column_int64(st, col));
+}
+
 /* The kernel table read once on db (session_kernel_agg.c); with ov, the overview's figures too.
  * 0 or -1. */
 int wl_kernel_pass(sqlite3 *db, wl_kernel_aggregate *out, wl_kernel_overview *ov);
