@@ -28,8 +28,17 @@ static void json_us(FILE *fp, uint64_t ns)
 static void mark(uint8_t *bits, uint64_t i) { bits[i >> 3] |= (uint8_t)(1u << (i & 7)); }
 static int marked(const uint8_t *bits, uint64_t i) { return bits[i >> 3] >> (i & 7) & 1; }
 
-int wl_ik_write_chrome_json(FILE *fp, const wl_ik_result *r, const wl_ik_names *names)
+/* every 65,536 events written: the caller's progress line (events: slices, instants, unmatched) */
+static void note(const wl_progress *p, uint64_t done, uint64_t total)
 {
+    if ((done & 0xffff) == 0)
+        wl_progress_note(p, done, total);
+}
+
+int wl_ik_write_chrome_json(FILE *fp, const wl_ik_result *r, const wl_ik_names *names, const wl_progress *progress)
+{
+    const uint64_t total = (uint64_t)r->n_slices + r->n_instants + r->n_unmatched;
+    uint64_t done = 0;
     const uint64_t ng = r->num_groups ? r->num_groups : 1, lanes = (uint64_t)r->num_blocks * ng;
     uint8_t *bits = calloc((2 * lanes + 7) / 8 + 1, 1);
     if (!bits)
@@ -41,6 +50,7 @@ int wl_ik_write_chrome_json(FILE *fp, const wl_ik_result *r, const wl_ik_names *
 #define SEP() (first ? (void)(first = 0) : (void)fputs(",\n", fp))
 
     for (size_t i = 0; i < r->n_slices; i++) {
+        note(progress, ++done, total);
         const wl_ik_slice *s = &r->slices[i];
         int crossed = s->flags & WL_IK_SLICE_CROSSED;
         mark(bits, (crossed ? lanes : 0) + (uint64_t)s->block * ng + s->group);
@@ -56,6 +66,7 @@ int wl_ik_write_chrome_json(FILE *fp, const wl_ik_result *r, const wl_ik_names *
                 crossed ? ",\"crossed\":true" : "");
     }
     for (size_t i = 0; i < r->n_instants; i++) {
+        note(progress, ++done, total);
         const wl_ik_instant *in = &r->instants[i];
         mark(bits, (uint64_t)in->block * ng + in->group);
         SEP();
@@ -67,6 +78,7 @@ int wl_ik_write_chrome_json(FILE *fp, const wl_ik_result *r, const wl_ik_names *
     }
     /* Unmatched records stay visible as instants, flagged by category and name. */
     for (size_t i = 0; i < r->n_unmatched; i++) {
+        note(progress, ++done, total);
         const wl_ik_unmatched *u = &r->unmatched[i];
         mark(bits, (uint64_t)u->block * ng + u->group);
         char label[96];
@@ -81,6 +93,7 @@ int wl_ik_write_chrome_json(FILE *fp, const wl_ik_result *r, const wl_ik_names *
         fprintf(fp, ",\"args\":{\"event\":%u,\"word\":%llu}}", u->event,
                 (unsigned long long)u->word);
     }
+    wl_progress_note(progress, total, total);
     /* Names and order of every block (pid) and lane (tid) that has events. */
     for (uint64_t b = 0; b < r->num_blocks; b++) {
         int any = 0;

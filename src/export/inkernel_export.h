@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "analysis/inkernel_decode.h"
+#include "common/progress.h"
 #include "export/perfetto_packets.h"
 
 #ifdef __cplusplus
@@ -14,8 +15,9 @@ extern "C" {
 #endif
 
 /* Chrome Trace Event JSON: pid = block, tid = group (crossed slices on tid num_groups + group),
- * ts/dur in microseconds rebased to the earliest event. Returns 0 or -1 (write error). */
-int wl_ik_write_chrome_json(FILE *fp, const wl_ik_result *r, const wl_ik_names *names);
+ * ts/dur in microseconds rebased to the earliest event; progress (may be NULL) hears of the
+ * events written. Returns 0 or -1 (write error). */
+int wl_ik_write_chrome_json(FILE *fp, const wl_ik_result *r, const wl_ik_names *names, const wl_progress *progress);
 
 typedef struct wl_ik_perfetto_opts {
     uint64_t parent_uuid;   /* track to hang the container under; 0 = top level */
@@ -23,6 +25,7 @@ typedef struct wl_ik_perfetto_opts {
     int64_t ts_add_ns;      /* added to every decoded timestamp (e.g. -min_ts to rebase) */
     uint32_t max_lanes;     /* lanes shown (lowest lane ids first); 0 = 1024 */
     const char *title;      /* container track name; NULL = "in-kernel" */
+    const wl_progress *progress; /* hears of the events written (NULL: nobody) */
 } wl_ik_perfetto_opts;
 
 /* Emits a container track, one track per block, one per lane (plus an "overlapping" track for

@@ -123,6 +123,8 @@ int wl_ik_emit_perfetto(wl_pf_writer *w, const wl_ik_result *r, const wl_ik_name
     }
 
     for (size_t i = 0; i < n_items && rc == 0; i++) {
+        if ((i & 0xffff) == 0xffff) /* (items: a slice's begin and end count as two) */
+            wl_progress_note(o->progress, i + 1, n_items);
         const item *it = &items[i];
         if ((state[it->lane] & 3) != 1)
             continue;
@@ -160,6 +162,8 @@ int wl_ik_emit_perfetto(wl_pf_writer *w, const wl_ik_result *r, const wl_ik_name
         e.ts = v < 0 ? 0 : (uint64_t)v;
         rc |= wl_pf_write_event(w, &e);
     }
+    if (rc == 0)
+        wl_progress_note(o->progress, n_items, n_items);
     free(items);
     free(state);
     return rc ? -1 : 0;

@@ -58,6 +58,14 @@ on_tty tty.txt "$W" merge -o m.wlsession "$S" "$M2" && grep -aqE $'\r\e\\[Kmergi
     || bad "merge: no progress line: $(tr '\r\033' '^~' <tty.txt | head -c 300)"
 grep -aq $'\r\e\\[Kmerged 2 sessions' tty.txt && ok || bad "merge: progress line not cleared before its summary"
 on_tty tty.txt "$W" merge -q -o m.wlsession "$S" "$M2" && [ ! -s tty.txt ] && [ -s m.wlsession ] && ok || bad "merge -q printed"
+# decode: writing a large in-kernel buffer's JSON or Perfetto trace
+"$WARPLENS_BUILD_DIR/bin/bench_decode" $((1 << 20)) 1 --write ik.bin >/dev/null 2>&1
+for fmt in json perfetto; do
+    on_tty tty.txt "$W" decode ik.bin --format $fmt -o ik.$fmt && [ -s ik.$fmt ] && ok || bad "decode $fmt on a terminal"
+    grep -aqE $'\r\e\\[Kwriting: 100% [0-9,]+ of [0-9,]+ events' tty.txt && ok \
+        || bad "decode $fmt: no progress line: $(tr '\r\033' '^~' <tty.txt | head -c 300)"
+    on_tty tty.txt "$W" decode -q ik.bin --format $fmt -o ik.$fmt && [ ! -s tty.txt ] && ok || bad "decode -q $fmt printed"
+done
 # the threshold: work shorter than it shows nothing, even on a terminal
 WARPLENS_PROGRESS_AFTER_MS=60000 on_tty tty.txt "$W" export "$S" -o out.json && ! grep -aq exporting tty.txt && ok \
     || bad "progress before the threshold"

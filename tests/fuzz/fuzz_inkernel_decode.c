@@ -83,7 +83,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FILE *fp = open_memstream(&buf, &len);
     REQUIRE(fp);
     REQUIRE(wl_ik_write_summary(fp, &r, &names) == 0);
-    REQUIRE(wl_ik_write_chrome_json(fp, &r, &names) == 0);
+    REQUIRE(wl_ik_write_chrome_json(fp, &r, &names, NULL) == 0);
     wl_pf_writer w;
     REQUIRE(wl_pf_init(&w, fp, 1, 0) == 0);
     wl_ik_perfetto_opts po = {.uuid_base = 1000, .ts_add_ns = -(int64_t)r.min_ts, .max_lanes = 8};

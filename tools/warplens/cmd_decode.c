@@ -11,9 +11,10 @@
 #include "common/atomic_file.h"
 #include "export/inkernel_export.h"
 #include "export/perfetto_packets.h"
+#include "progress.h"
 #include "verbs.h"
 
-enum { O_FORMAT = 1, O_OUT, O_EVENTS, O_GROUPS, O_STRIDE, O_MAX_RECORDS, O_MAX_LANES };
+enum { O_FORMAT = 1, O_OUT, O_EVENTS, O_GROUPS, O_STRIDE, O_MAX_RECORDS, O_MAX_LANES, O_QUIET };
 
 static const cli_opt OPTS[] = {
     {O_FORMAT, 0, "format", CLI_ARG_REQUIRED, "F", "summary (default; a table), json (Chrome trace), perfetto (.pftrace)",
@@ -29,6 +30,7 @@ static const cli_opt OPTS[] = {
     {O_MAX_RECORDS, 0, "max-records", CLI_ARG_REQUIRED, "N",
      "per-lane record limit of the launch: later records are counted", NULL, NULL},
     {O_MAX_LANES, 0, "max-lanes", CLI_ARG_REQUIRED, "N", "lanes drawn in a perfetto trace (default 1024)", NULL, NULL},
+    {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "no progress line", NULL, NULL},
     {0},
 };
 const cli_cmd CLI_DECODE = {
@@ -93,19 +95,20 @@ static unsigned char *read_file(const char *path, size_t *n_bytes, char *err, si
     return data;
 }
 
-static int write_output(FILE *fp, const char *format, const wl_ik_result *r,
-                        const wl_ik_names *names, uint32_t max_lanes, uint64_t *omitted)
+static int write_output(FILE *fp, const char *format, const wl_ik_result *r, const wl_ik_names *names,
+                        uint32_t max_lanes, const wl_progress *progress, uint64_t *omitted)
 {
     if (!strcmp(format, "summary"))
         return wl_ik_write_summary(fp, r, names);
     if (!strcmp(format, "json"))
-        return wl_ik_write_chrome_json(fp, r, names);
+        return wl_ik_write_chrome_json(fp, r, names, progress);
     wl_pf_writer w;
     if (wl_pf_init(&w, fp, 1, 0))
         return -1;
     wl_ik_perfetto_opts o = {.uuid_base = UINT64_C(0x49000000), /* arbitrary, away from small ids */
                              .ts_add_ns = -(int64_t)r->min_ts,
-                             .max_lanes = max_lanes};
+                             .max_lanes = max_lanes,
+                             .progress = progress};
     int rc = wl_ik_emit_perfetto(&w, r, names, &o, omitted);
     return wl_pf_finish(&w) || rc ? -1 : 0;
 }
@@ -116,6 +119,7 @@ int cmd_decode(int argc, char **argv)
     const char *events = NULL, *groups = NULL;
     wl_ik_options opt = {0};
     uint64_t max_lanes = 0;
+    int quiet = 0;
     cli_parser p;
     cli_init(&p, &CLI_DECODE, argc, argv);
     for (int id; (id = cli_next(&p)) != CLI_END;) {
@@ -128,6 +132,7 @@ int cmd_decode(int argc, char **argv)
         case O_OUT: out_path = v; continue;
         case O_EVENTS: events = v; continue;
         case O_GROUPS: groups = v; continue;
+        case O_QUIET: quiet = 1; continue;
         case CLI_POSITIONAL:
             if (input)
                 return fail("one buffer file only ('%s' and '%s' given)", input, v);
@@ -181,20 +186,24 @@ int cmd_decode(int argc, char **argv)
 
     int rc = 0;
     uint64_t omitted = 0;
+    cli_progress pl;
+    cli_progress_init(&pl, "writing", "events", quiet);
+    wl_progress sink = cli_progress_sink(&pl);
     if (!strcmp(out_path, "-")) {
-        if (write_output(stdout, format, &r, &names, (uint32_t)max_lanes, &omitted) ||
+        if (write_output(stdout, format, &r, &names, (uint32_t)max_lanes, &sink, &omitted) ||
             fflush(stdout))
             rc = fail("writing to stdout failed");
     } else {
         wl_atomic_file f;
         if (wl_atomic_file_open(&f, out_path))
             rc = fail("cannot create %s: %s", out_path, strerror(errno));
-        else if (write_output(f.fp, format, &r, &names, (uint32_t)max_lanes, &omitted)) {
+        else if (write_output(f.fp, format, &r, &names, (uint32_t)max_lanes, &sink, &omitted)) {
             wl_atomic_file_abort(&f);
             rc = fail("writing %s failed", out_path);
         } else if (wl_atomic_file_commit(&f))
             rc = fail("writing %s failed: %s", out_path, strerror(errno));
     }
+    cli_progress_end(&pl);
     if (rc == 0 && omitted)
         fprintf(stderr, "warplens decode: note: %llu lanes over --max-lanes were left out\n",
                 (unsigned long long)omitted);
