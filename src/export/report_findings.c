@@ -36,8 +36,11 @@ wl_report_findings *wl_report_findings_start(wl_session *s)
     f->rc = -1;
     char err[512];
     /* (the open is cheap: the file was checked by s's open, check_cache.h) */
+    /* the two handles share their reads of the kernel table: advise's kernel summary comes from
+     * the report's read, or the other way round, whichever needs it first */
     if ((f->own = wl_session_open(wl_session_path(s), err, sizeof err)) != NULL &&
-        !(f->started = pthread_create(&f->thread, NULL, advise_thread, f) == 0)) {
+        (wl_session_share_scan(s, f->own) != 0 ||
+         !(f->started = pthread_create(&f->thread, NULL, advise_thread, f) == 0))) {
         wl_session_close(f->own);
         f->own = NULL;
     }

@@ -72,6 +72,10 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o);
 /* The overview without what needs the kernel and API-call tables read whole: api_calls, first_ns,
  * last_ns and gpu_busy_ns are 0 (kernels and kernels_no_timestamp are counted). */
 int wl_session_get_counts(wl_session *s, wl_session_overview *o);
+/* Lets `to`, a second handle of from's file used by another thread, share from's reads of the
+ * kernel and API-call tables (the overview and summaries): each is made once, by whichever handle
+ * needs it first. 0, or -1 (to already has reads of its own). Both handles close as usual. */
+int wl_session_share_scan(wl_session *from, wl_session *to);
 
 /* `warplens run --capture-range profiler-api`: tracing only between cudaProfilerStart and
  * cudaProfilerStop. processes = 0 when no process was recorded that way (or the session predates it). */

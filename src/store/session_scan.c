@@ -16,10 +16,16 @@
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 
+/* Kept on a handle, or shared by two handles of one file (wl_session_share_scan): the reads are
+ * made under the lock by the first thread that needs them, on its own handle's connection, and
+ * never change once made (the kernel read always makes the overview's figures too, so it is
+ * never made again). */
 struct wl_session_scan {
+    pthread_mutex_t lock;
+    int refs;
     wl_kernel_aggregate k;
     wl_kernel_overview ov;
-    int have_k, have_ov;
+    int have_k;
     wl_api_scan api;
     int have_api;
 };
@@ -169,8 +175,14 @@ static int api_pass(sqlite3 *db, wl_api_scan *out)
 
 static struct wl_session_scan *scan_of(wl_session *s)
 {
-    if (!s->scan)
-        s->scan = calloc(1, sizeof *s->scan);
+    if (!s->scan && (s->scan = calloc(1, sizeof *s->scan)) != NULL) {
+        if (pthread_mutex_init(&s->scan->lock, NULL)) {
+            free(s->scan);
+            s->scan = NULL;
+        } else {
+            s->scan->refs = 1;
+        }
+    }
     return s->scan;
 }
 
@@ -179,18 +191,13 @@ const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overvi
     struct wl_session_scan *sc = scan_of(s);
     if (!sc)
         return NULL;
-    if (sc->have_k && (!ov || sc->have_ov)) {
-        if (ov)
-            *ov = &sc->ov;
-        return &sc->k;
-    }
-    wl_kernel_aggregate k;
-    if (wl_kernel_pass(s->db, &k, ov ? &sc->ov : NULL))
+    pthread_mutex_lock(&sc->lock);
+    if (!sc->have_k)
+        sc->have_k = wl_kernel_pass(s->db, &sc->k, &sc->ov) == 0;
+    int have = sc->have_k;
+    pthread_mutex_unlock(&sc->lock);
+    if (!have)
         return NULL;
-    wl_kernel_aggregate_free(&sc->k);
-    sc->k = k;
-    sc->have_k = 1;
-    sc->have_ov |= ov != NULL;
     if (ov)
         *ov = &sc->ov;
     return &sc->k;
@@ -201,12 +208,24 @@ const wl_api_scan *wl_scan_api(wl_session *s)
     struct wl_session_scan *sc = scan_of(s);
     if (!sc)
         return NULL;
-    if (!sc->have_api) {
-        if (api_pass(s->db, &sc->api))
-            return NULL;
-        sc->have_api = 1;
-    }
-    return &sc->api;
+    pthread_mutex_lock(&sc->lock);
+    if (!sc->have_api)
+        sc->have_api = api_pass(s->db, &sc->api) == 0;
+    int have = sc->have_api;
+    pthread_mutex_unlock(&sc->lock);
+    return have ? &sc->api : NULL;
+}
+
+int wl_session_share_scan(wl_session *from, wl_session *to)
+{
+    struct wl_session_scan *sc = scan_of(from);
+    if (!sc || to->scan)
+        return -1;
+    pthread_mutex_lock(&sc->lock);
+    sc->refs++;
+    pthread_mutex_unlock(&sc->lock);
+    to->scan = sc;
+    return 0;
 }
 
 typedef struct api_job {
@@ -227,19 +246,25 @@ int wl_scan_all(wl_session *s)
     struct wl_session_scan *sc = scan_of(s);
     if (!sc)
         return -1;
+    pthread_mutex_lock(&sc->lock);
+    int want_api = !sc->have_api, want_k = !sc->have_k;
+    pthread_mutex_unlock(&sc->lock);
     api_job job = {.rc = -1};
     pthread_t th;
     int threaded = 0;
-    if (!sc->have_api && !(sc->have_k && sc->have_ov) && (job.db = wl_cur_db(s, NULL, 0)) != NULL)
+    if (want_api && want_k && (job.db = wl_cur_db(s, NULL, 0)) != NULL)
         threaded = pthread_create(&th, NULL, api_thread, &job) == 0;
-    const wl_kernel_overview *ov;
-    int rc = wl_scan_kernels(s, &ov) ? 0 : -1;
+    int rc = wl_scan_kernels(s, NULL) ? 0 : -1;
     if (threaded) {
         pthread_join(th, NULL);
+        pthread_mutex_lock(&sc->lock);
         if (job.rc == 0 && !sc->have_api) {
             sc->api = job.out;
             sc->have_api = 1;
+        } else if (job.rc == 0) {
+            free(job.out.sums);
         }
+        pthread_mutex_unlock(&sc->lock);
     }
     sqlite3_close(job.db);
     return wl_scan_api(s) && rc == 0 ? 0 : -1;
@@ -249,6 +274,12 @@ void wl_scan_free(struct wl_session_scan *sc)
 {
     if (!sc)
         return;
+    pthread_mutex_lock(&sc->lock);
+    int last = --sc->refs == 0;
+    pthread_mutex_unlock(&sc->lock);
+    if (!last)
+        return;
+    pthread_mutex_destroy(&sc->lock);
     wl_kernel_aggregate_free(&sc->k);
     free(sc->api.sums);
     free(sc);

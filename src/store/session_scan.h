@@ -61,8 +61,8 @@ static inline void wl_fold_max_col(uint64_t *v, int *has, sqlite3_stmt *st, int 
 int wl_kernel_pass(sqlite3 *db, wl_kernel_aggregate *out, wl_kernel_overview *ov);
 int wl_kernel_aggregate_copy(const wl_kernel_aggregate *from, wl_kernel_aggregate *to);
 
-/* The kept results (read now when not kept yet); NULL on a read error. want_overview: the kernel
- * read must have made the overview's figures (*ov set). */
+/* The kept results (read now when not kept yet); NULL on a read error. ov (may be NULL): the
+ * overview's figures of the kernel read. Safe from two threads on two handles sharing a scan. */
 const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overview **ov);
 const wl_api_scan *wl_scan_api(wl_session *s);
 /* Both tables read, in parallel, when neither is kept yet. 0 or -1. */
