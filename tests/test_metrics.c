@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/metric_agg.h"
+#include "store/metric_agg.h"
 #include "capture_builder.h"
 #include "session_test_util.h"
 #include "capfile/metric_spec.h"

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/stall_profile.h"
+#include "store/stall_profile.h"
 #include "capture_builder.h"
 #include "session_test_util.h"
 #include "store/session.h"

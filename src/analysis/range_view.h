@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/metric_agg.h"
+#include "store/metric_agg.h"
 #include "analysis/range_attrib.h"
 #include "store/session_metrics.h"
 #include "store/session_ranges.h"

@@ -4,7 +4,7 @@
 #ifndef WARPLENS_EXPORT_REPORT_METRICS_H
 #define WARPLENS_EXPORT_REPORT_METRICS_H
 
-#include "analysis/metric_agg.h"
+#include "store/metric_agg.h"
 #include "export/json_out.h"
 #include "store/session.h"
 

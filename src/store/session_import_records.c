@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/demangle.h"
+#include "common/demangle.h"
 #include "store/cupti_enums.h"
 #include "store/id_map.h"
 #include "store/session.h"

@@ -1,5 +1,5 @@
 /* Hardware metrics of a session (`warplens run --metrics`): combined per group of kernels from
- * summed counters (analysis/metric_agg.h) per kernel name or per kernel, and each kernel's own
+ * summed counters (store/metric_agg.h) per kernel name or per kernel, and each kernel's own
  * values in one compact table for views that form their own groups (user ranges, exports).
  * Sessions made before metrics existed have no metric tables: they read as "no metrics". */
 #ifndef WARPLENS_STORE_SESSION_METRICS_H
@@ -7,7 +7,7 @@
 
 #include <stdint.h>
 
-#include "analysis/metric_agg.h"
+#include "store/metric_agg.h"
 #include "store/session.h"
 
 enum wl_metric_group_by { WL_METRICS_BY_NAME = 0, WL_METRICS_BY_KERNEL = 2 };

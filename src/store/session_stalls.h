@@ -1,13 +1,13 @@
 /* Warp stall reasons of a session (`warplens run --stalls`), per kernel launch or summed per
  * kernel name: the samples of every reason, added up over the group's launches before shares are
- * taken (analysis/stall_profile.h). Sessions made before stall sampling existed have no stall
+ * taken (store/stall_profile.h). Sessions made before stall sampling existed have no stall
  * tables: they read as "no stall data". */
 #ifndef WARPLENS_STORE_SESSION_STALLS_H
 #define WARPLENS_STORE_SESSION_STALLS_H
 
 #include <stdint.h>
 
-#include "analysis/stall_profile.h"
+#include "store/stall_profile.h"
 #include "store/session.h"
 
 enum wl_stall_group_by { WL_STALLS_BY_NAME = 0, WL_STALLS_BY_KERNEL = 1 };

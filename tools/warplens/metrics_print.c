@@ -1,5 +1,5 @@
 /* Hardware metrics in the CLI (see metrics_print.h). Values are combined from summed counters
- * (analysis/metric_agg.h); "-" marks a metric that was not collected. */
+ * (store/metric_agg.h); "-" marks a metric that was not collected. */
 #include "metrics_print.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Warp stall reasons in the CLI (see stalls_print.h). Shares are of a group's samples with a
- * reason (analysis/stall_profile.h); reasons are shown without CUPTI's name prefix. */
+ * reason (store/stall_profile.h); reasons are shown without CUPTI's name prefix. */
 #include "stalls_print.h"
 
 #include <inttypes.h>

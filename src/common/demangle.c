@@ -1,6 +1,6 @@
 /* Kernel name demangling through the C++ runtime's __cxa_demangle (the Itanium ABI's own
  * demangler, which handles everything nvcc emits), plus a short form for narrow tables. */
-#include "analysis/demangle.h"
+#include "common/demangle.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * sum(value*den)/sum(den), which is sum(num)/sum(den) exactly; a metric without a catalog rule
  * (and not a .sum counter) is weighted by GPU time. Averaging per-kernel ratios never happens:
  * DRAM bandwidth is sum(bytes) / sum(time). */
-#ifndef WARPLENS_ANALYSIS_METRIC_AGG_H
-#define WARPLENS_ANALYSIS_METRIC_AGG_H
+#ifndef WARPLENS_STORE_METRIC_AGG_H
+#define WARPLENS_STORE_METRIC_AGG_H
 
 #include <stdint.h>
 

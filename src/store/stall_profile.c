@@ -1,6 +1,6 @@
 /* Stall profiles (see stall_profile.h): names classified, _not_issued counts attached to their
  * reason, shares of the total, sorted. */
-#include "analysis/stall_profile.h"
+#include "store/stall_profile.h"
 
 #include <stdlib.h>
 #include <string.h>

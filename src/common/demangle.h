@@ -1,6 +1,6 @@
 /* C++ kernel names: demangled form and a short form for tables. */
-#ifndef WARPLENS_ANALYSIS_DEMANGLE_H
-#define WARPLENS_ANALYSIS_DEMANGLE_H
+#ifndef WARPLENS_COMMON_DEMANGLE_H
+#define WARPLENS_COMMON_DEMANGLE_H
 
 #include <stddef.h>
 

@@ -4,8 +4,8 @@
  * the subset of those samples in which no instruction was issued; those are shown with their
  * reason, not as reasons of their own, and names that are totals rather than reasons
  * ("..._sample_count", "..._dropped_...") are left out, so the shares add up to 100 %. Pure C. */
-#ifndef WARPLENS_ANALYSIS_STALL_PROFILE_H
-#define WARPLENS_ANALYSIS_STALL_PROFILE_H
+#ifndef WARPLENS_STORE_STALL_PROFILE_H
+#define WARPLENS_STORE_STALL_PROFILE_H
 
 #include <stddef.h>
 #include <stdint.h>

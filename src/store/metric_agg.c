@@ -1,5 +1,5 @@
 /* Combining hardware metrics from summed counters (see metric_agg.h). */
-#include "analysis/metric_agg.h"
+#include "store/metric_agg.h"
 
 #include <math.h>
 #include <string.h>
