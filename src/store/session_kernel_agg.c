@@ -6,13 +6,14 @@
  * ranks selected by radix selection, linear and independent of the values' order.
  * Results, order and NULL handling are those of the SQL it replaces: a NULL in a grouping column
  * is its own group and reads as 0, aggregates leave NULLs out. */
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
-#include "store/gpu_busy.h"
+#include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
 #include "store/session_scan.h"
 #include "store/session_kernels.h"
@@ -131,8 +132,7 @@ typedef struct name_acc {
 } name_acc;
 
 typedef struct agg {
-    wl_kernel_overview *ov;    /* the overview's figures too (NULL: not asked) */
-    wl_busy *busy;
+    wl_kernel_overview ov;     /* the overview's figures of the rows read */
     name_acc *names;
     size_t n_names, cap_names;
     key_hash name_ix;          /* name_id -> index in names */
@@ -170,14 +170,11 @@ static name_acc *find_name(agg *a, int64_t id)
 /* The overview's kernel figures (as SQL's count, min and max read them, NULLs left out). */
 static void overview_row(agg *a, sqlite3_stmt *st, int timed)
 {
-    wl_kernel_overview *o = a->ov;
+    wl_kernel_overview *o = &a->ov;
     o->kernels++;
     o->no_timestamp += !timed;
     wl_fold_min_col(&o->first_ns, &o->has_first, st, 23);
     wl_fold_max_col(&o->last_ns, &o->has_last, st, 24);
-    if (timed && a->busy)
-        wl_busy_kernel(a->busy, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                       (uint64_t)sqlite3_column_int64(st, 23), (uint64_t)sqlite3_column_int64(st, 24));
 }
 
 static void take_max(int64_t *m, int *has, sqlite3_stmt *st, int col)
@@ -209,8 +206,7 @@ static int row(agg *a, sqlite3_stmt *st)
     name_acc *n = find_name(a, k[0]);
     if (!n)
         return -1;
-    if (a->ov)
-        overview_row(a, st, sqlite3_column_int64(st, 18) != 0);
+    overview_row(a, st, sqlite3_column_int64(st, 18) != 0);
     int has_dur = sqlite3_column_type(st, 19) != SQLITE_NULL;
     uint64_t dur = (uint64_t)sqlite3_column_int64(st, 19);
     n->calls++;
@@ -362,39 +358,147 @@ static int configs(agg *a, wl_kernel_aggregate *out)
     return 0;
 }
 
-int wl_kernel_pass(sqlite3 *db, wl_kernel_aggregate *out, wl_kernel_overview *ov)
+/* ---- the read, in two halves on two connections ------------------------------------------ */
+
+static void agg_init(agg *a)
+{
+    memset(a, 0, sizeof *a);
+    a->name_ix.nk = 1;
+    a->cfg.nk = NCFG;
+    a->pair.nk = NPAIR;
+}
+
+static void agg_free(agg *a)
+{
+    for (size_t i = 0; i < a->n_names; i++)
+        free(a->names[i].dur);
+    free(a->names);
+    free(a->name_ix.e);
+    free(a->cfg.e);
+    free(a->pair.e);
+}
+
+/* The rows with rowid in [lo, hi] (all rows when !ranged) folded into a. 0 or -1. */
+static int read_rows(sqlite3 *db, agg *a, int ranged, int64_t lo, int64_t hi)
+{
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db,
+                           ranged ? "SELECT " COLS " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id"
+                                    " WHERE k.rowid BETWEEN ?1 AND ?2"
+                                  : "SELECT " COLS " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        if (row(a, st))
+            break;
+    sqlite3_finalize(st);
+    return step == SQLITE_DONE ? 0 : -1;
+}
+
+static void max_into(int64_t *to, int *to_has, int64_t v, int has)
+{
+    if (has && (!*to_has || v > *to))
+        *to = v, *to_has = 1;
+}
+
+/* from's rows folded into to, as if to had read them (the percentiles' durations appended). */
+static int merge_agg(agg *to, const agg *from)
+{
+    for (size_t i = 0; i < from->n_names; i++) {
+        const name_acc *f = &from->names[i];
+        name_acc *n = find_name(to, f->name_id);
+        if (!n)
+            return -1;
+        n->calls += f->calls, n->timed += f->timed, n->total += f->total, n->dur_n += f->dur_n;
+        n->min = f->min < n->min ? f->min : n->min;
+        n->max = f->max > n->max ? f->max : n->max;
+        max_into(&n->regs, &n->has_regs, f->regs, f->has_regs);
+        max_into(&n->smem_static, &n->has_static, f->smem_static, f->has_static);
+        max_into(&n->smem_dynamic, &n->has_dynamic, f->smem_dynamic, f->has_dynamic);
+        n->queue_sum = (int64_t)((uint64_t)n->queue_sum + (uint64_t)f->queue_sum), n->queue_n += f->queue_n;
+        n->submit_sum = (int64_t)((uint64_t)n->submit_sum + (uint64_t)f->submit_sum), n->submit_n += f->submit_n;
+        n->launch_sum = (int64_t)((uint64_t)n->launch_sum + (uint64_t)f->launch_sum), n->launch_n += f->launch_n;
+        for (size_t d = 0; d < f->n_dur; d++) {
+            if (wl_grow((void **)&n->dur, &n->cap_dur, n->n_dur, sizeof *n->dur, 64))
+                return -1;
+            n->dur[n->n_dur++] = f->dur[d];
+        }
+    }
+    const key_hash *src[2] = {&from->cfg, &from->pair};
+    key_hash *dst[2] = {&to->cfg, &to->pair};
+    for (int h = 0; h < 2; h++)
+        for (size_t i = 0; i < src[h]->cap; i++) {
+            const key_entry *e = &src[h]->e[i];
+            key_entry *t = e->used ? key_find(dst[h], e->k) : NULL;
+            if (e->used && !t)
+                return -1;
+            if (t)
+                t->calls += e->calls, t->total += e->total;
+        }
+    wl_kernel_overview *o = &to->ov;
+    const wl_kernel_overview *x = &from->ov;
+    o->kernels += x->kernels;
+    o->no_timestamp += x->no_timestamp;
+    wl_fold_min(&o->first_ns, &o->has_first, x->has_first, x->first_ns);
+    wl_fold_max(&o->last_ns, &o->has_last, x->has_last, x->last_ns);
+    return 0;
+}
+
+typedef struct half {
+    sqlite3 *db;
+    agg a;
+    int64_t lo, hi;
+    int rc;
+} half;
+
+static void *half_thread(void *arg)
+{
+    half *h = arg;
+    h->rc = read_rows(h->db, &h->a, 1, h->lo, h->hi);
+    return NULL;
+}
+
+#define SPLIT_ROWS 131072 /* smaller tables are read in one piece */
+
+int wl_kernel_pass(wl_session *s, wl_kernel_aggregate *out, wl_kernel_overview *ov)
 {
     memset(out, 0, sizeof *out);
     agg a;
-    memset(&a, 0, sizeof a);
-    a.name_ix.nk = 1;
-    a.cfg.nk = NCFG;
-    a.pair.nk = NPAIR;
-    if (ov) {
-        memset(ov, 0, sizeof *ov);
-        a.ov = ov;
-        a.busy = wl_busy_open(db); /* (NULL: the busy time is left to the sorting query) */
-    }
+    agg_init(&a);
+    int64_t lo = 0, hi = -1;
     sqlite3_stmt *st;
-    int rc = -1;
-    if (sqlite3_prepare_v2(db, "SELECT " COLS " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id", -1, &st,
-                           NULL) == SQLITE_OK) {
-        int step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW)
-            if (row(&a, st))
-                break;
+    if (sqlite3_prepare_v2(s->db, "SELECT min(rowid), max(rowid) FROM kernel", -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+            lo = sqlite3_column_int64(st, 0), hi = sqlite3_column_int64(st, 1);
         sqlite3_finalize(st);
-        if (step == SQLITE_DONE && summaries(db, &a, out) == 0 && configs(&a, out) == 0)
-            rc = 0;
     }
-    if (ov)
-        ov->busy_known = wl_busy_close(a.busy, &ov->gpu_busy_ns) == 0;
-    for (size_t i = 0; i < a.n_names; i++)
-        free(a.names[i].dur);
-    free(a.names);
-    free(a.name_ix.e);
-    free(a.cfg.e);
-    free(a.pair.e);
+    /* the second half of the rowids on a second connection, in a second thread */
+    half h = {.rc = -1};
+    pthread_t th;
+    int split = 0;
+    if (hi > lo && (uint64_t)hi - (uint64_t)lo >= SPLIT_ROWS && (h.db = wl_cur_db(s, NULL, 0)) != NULL) {
+        agg_init(&h.a);
+        h.lo = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2) + 1;
+        h.hi = hi;
+        split = pthread_create(&th, NULL, half_thread, &h) == 0;
+    }
+    int rc = split ? read_rows(s->db, &a, 1, lo, h.lo - 1) : read_rows(s->db, &a, 0, 0, 0);
+    if (split) {
+        pthread_join(th, NULL);
+        rc = rc || h.rc || merge_agg(&a, &h.a) ? -1 : 0;
+        agg_free(&h.a);
+    }
+    sqlite3_close(h.db);
+    if (rc == 0 && summaries(s->db, &a, out) == 0 && configs(&a, out) == 0) {
+        if (ov)
+            *ov = a.ov;
+    } else {
+        rc = -1;
+    }
+    agg_free(&a);
     if (rc)
         wl_kernel_aggregate_free(out);
     return rc;

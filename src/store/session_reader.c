@@ -73,7 +73,8 @@ static void overview_scan(wl_session *s, wl_session_overview *o, const wl_kernel
     }
     o->first_ns = has_first ? first : 0;
     o->last_ns = has_last ? last : 0;
-    o->gpu_busy_ns = k->busy_known ? k->gpu_busy_ns : gpu_busy(s);
+    uint64_t busy;
+    o->gpu_busy_ns = wl_scan_busy(s, &busy) == 0 ? busy : gpu_busy(s);
 }
 
 /* The small tables' counts, completeness, program and device (both overview forms). */

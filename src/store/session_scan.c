@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "store/gpu_busy.h"
 #include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
@@ -28,6 +29,8 @@ struct wl_session_scan {
     int have_k;
     wl_api_scan api;
     int have_api;
+    uint64_t busy_ns;
+    int have_busy;              /* 1 made, -1 refused (kernels too far out of order, a read error) */
 };
 
 /* ---- the API-call table ------------------------------------------------------------------- */
@@ -171,6 +174,27 @@ static int api_pass(sqlite3 *db, wl_api_scan *out)
     return rc;
 }
 
+/* ---- GPU busy time ------------------------------------------------------------------------ */
+
+/* The timed kernels' times in table order through the reorder window of gpu_busy.h. */
+static int busy_pass(sqlite3 *db, uint64_t *ns)
+{
+    wl_busy *b = wl_busy_open(db);
+    sqlite3_stmt *st;
+    if (!b || sqlite3_prepare_v2(db, "SELECT pid, device_id, start_ns, end_ns FROM kernel WHERE has_timestamps", -1,
+                                 &st, NULL) != SQLITE_OK) {
+        wl_busy_close(b, ns);
+        return -1;
+    }
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW)
+        wl_busy_kernel(b, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                       (uint64_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3));
+    sqlite3_finalize(st);
+    int rc = wl_busy_close(b, ns);
+    return step == SQLITE_DONE ? rc : -1;
+}
+
 /* ---- kept on the handle ------------------------------------------------------------------- */
 
 static struct wl_session_scan *scan_of(wl_session *s)
@@ -193,7 +217,7 @@ const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overvi
         return NULL;
     pthread_mutex_lock(&sc->lock);
     if (!sc->have_k)
-        sc->have_k = wl_kernel_pass(s->db, &sc->k, &sc->ov) == 0;
+        sc->have_k = wl_kernel_pass(s, &sc->k, &sc->ov) == 0;
     int have = sc->have_k;
     pthread_mutex_unlock(&sc->lock);
     if (!have)
@@ -216,6 +240,21 @@ const wl_api_scan *wl_scan_api(wl_session *s)
     return have ? &sc->api : NULL;
 }
 
+int wl_scan_busy(wl_session *s, uint64_t *ns)
+{
+    struct wl_session_scan *sc = scan_of(s);
+    *ns = 0;
+    if (!sc)
+        return -1;
+    pthread_mutex_lock(&sc->lock);
+    if (!sc->have_busy)
+        sc->have_busy = busy_pass(s->db, &sc->busy_ns) == 0 ? 1 : -1;
+    int have = sc->have_busy;
+    *ns = sc->busy_ns;
+    pthread_mutex_unlock(&sc->lock);
+    return have == 1 ? 0 : -1;
+}
+
 int wl_session_share_scan(wl_session *from, wl_session *to)
 {
     struct wl_session_scan *sc = scan_of(from);
@@ -232,12 +271,15 @@ typedef struct api_job {
     sqlite3 *db;
     wl_api_scan out;
     int rc;
+    uint64_t busy_ns;
+    int busy_rc;
 } api_job;
 
 static void *api_thread(void *arg)
 {
     api_job *j = arg;
     j->rc = api_pass(j->db, &j->out);
+    j->busy_rc = busy_pass(j->db, &j->busy_ns);
     return NULL;
 }
 
@@ -247,7 +289,7 @@ int wl_scan_all(wl_session *s)
     if (!sc)
         return -1;
     pthread_mutex_lock(&sc->lock);
-    int want_api = !sc->have_api, want_k = !sc->have_k;
+    int want_api = !sc->have_api || !sc->have_busy, want_k = !sc->have_k;
     pthread_mutex_unlock(&sc->lock);
     api_job job = {.rc = -1};
     pthread_t th;
@@ -263,6 +305,10 @@ int wl_scan_all(wl_session *s)
             sc->have_api = 1;
         } else if (job.rc == 0) {
             free(job.out.sums);
+        }
+        if (!sc->have_busy) {
+            sc->busy_ns = job.busy_rc == 0 ? job.busy_ns : 0;
+            sc->have_busy = job.busy_rc == 0 ? 1 : -1;
         }
         pthread_mutex_unlock(&sc->lock);
     }

@@ -1,9 +1,10 @@
 /* One read of each large table per open session (internal to the store). The overview, the kernel
  * summaries and configurations and the API-call summaries of `stats`, the report and advise all
  * come from the kernel and API-call tables; each of those tables is read once per session handle,
- * folded into small per-name tables, and the result kept on the handle until it closes. When both
- * are needed (the overview) the API-call table is read on a second connection in a second thread
- * while this one reads the kernels, so the two reads overlap on two cores.
+ * folded into small per-name tables, and the result kept on the handle until it closes. A large
+ * kernel table is read in two halves on two connections; when the overview needs both tables,
+ * the API-call table and the kernels' times for the busy time are read on a third connection
+ * meanwhile, so the reads keep two cores busy.
  * Memory while a read runs: 8 bytes per timed kernel (exact percentiles), what gpu_busy.h holds,
  * one entry per distinct kernel name, launch configuration and API name; kept: the per-name rows. */
 #ifndef WARPLENS_STORE_SESSION_SCAN_H
@@ -22,8 +23,6 @@ typedef struct wl_kernel_overview {
     uint64_t kernels, no_timestamp;
     uint64_t first_ns, last_ns; /* min(start_ns), max(end_ns) over the rows that have them */
     int has_first, has_last;
-    uint64_t gpu_busy_ns;       /* union of kernels, copies and sets per device, summed */
-    int busy_known;             /* 0: the kernels were too far out of start order (sort instead) */
 } wl_kernel_overview;
 
 /* The API-call table: per-name summaries, most time first, and the overview's figures. */
@@ -56,15 +55,18 @@ static inline void wl_fold_max_col(uint64_t *v, int *has, sqlite3_stmt *st, int 
     wl_fold_max(v, has, sqlite3_column_type(st, col) != SQLITE_NULL, (uint64_t)sqlite3_column_int64(st, col));
 }
 
-/* The kernel table read once on db (session_kernel_agg.c); with ov, the overview's figures too.
- * 0 or -1. */
-int wl_kernel_pass(sqlite3 *db, wl_kernel_aggregate *out, wl_kernel_overview *ov);
+/* The kernel table read once (session_kernel_agg.c), in two halves of its rowids on two
+ * connections when it is large; with ov, the overview's figures too. 0 or -1. */
+int wl_kernel_pass(wl_session *s, wl_kernel_aggregate *out, wl_kernel_overview *ov);
 int wl_kernel_aggregate_copy(const wl_kernel_aggregate *from, wl_kernel_aggregate *to);
 
 /* The kept results (read now when not kept yet); NULL on a read error. ov (may be NULL): the
  * overview's figures of the kernel read. Safe from two threads on two handles sharing a scan. */
 const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overview **ov);
 const wl_api_scan *wl_scan_api(wl_session *s);
+/* GPU busy time (gpu_busy.h) from a read of the kernels' times in table order: 0 with *ns, or -1
+ * when the kernels are too far out of start order for it (or a read failed): sort instead. */
+int wl_scan_busy(wl_session *s, uint64_t *ns);
 /* Both tables read, in parallel, when neither is kept yet. 0 or -1. */
 int wl_scan_all(wl_session *s);
 void wl_scan_free(struct wl_session_scan *sc);
