@@ -14,6 +14,7 @@
  * Launches, copies and sets into a stream being captured run nothing and are not calls here;
  * while a capture is under way the batch is left as it is (enter_frozen). Graph launches follow
  * --metrics-graphs (range_profiler.h). */
+#include "capture/metric_cost.h"
 #include "capture/metric_filter.h"
 #include "capture/range_profiler.h"
 #include "capture/recorder.h"
@@ -38,6 +39,8 @@ static _Thread_local struct {
     long slot;        /* the call's place in the batch, -1 when not in one */
     int profiled;
     int graph;        /* WL_GRAPHS_NODE / _LAUNCH when the call is a profiled graph launch */
+    int kernel;       /* the call is a kernel launch */
+    uint64_t t0;      /* when the driver call itself began (profiled calls; metric_cost.h) */
     CUstream stream;
 } t_call;
 
@@ -231,7 +234,7 @@ static void enter_frozen(mctx *m, const CUpti_CallbackData *cd, const call_info 
     static atomic_flag once = ATOMIC_FLAG_INIT;
     wl_log_once(&once, "metrics: while a CUDA graph is being captured the profiler is neither started nor stopped;"
                        " work run meanwhile is profiled only in a batch already open");
-    if (!m->running || m->ncalls >= wl_rp_batch)
+    if (!m->running || m->ncalls >= m->cap)
         return; /* a batch full now: CUPTI drops the range (counted) */
     m->calls[m->ncalls] = (wl_mm_call){cd->correlationId, wanted ? kind : WL_MM_DISCARD, ci->ctas};
     t_call.slot = (long)m->ncalls++;
@@ -282,7 +285,7 @@ static void enter(mctx *m, int kind, const CUpti_CallbackData *cd, const call_in
         e->profiled = 1;
     int alone = kind != CALL_KERNEL || first || m->isolate_left > 0;
     if (m->running && m->ncalls &&
-        (alone || m->isolated || m->ncalls >= wl_rp_batch || wl_rp_now_ns() - m->batch_start_ns >= wl_rp_max_age_ns))
+        (alone || m->isolated || m->ncalls >= m->cap || wl_rp_now_ns() - m->batch_start_ns >= wl_rp_max_age_ns))
         wl_rp_flush(m);
     if (m->state != M_RUNNING || (!m->running && wl_rp_start(m) != 0))
         return;
@@ -299,6 +302,8 @@ static void leave(const CUpti_CallbackData *cd)
 {
     mctx *m = t_call.m;
     t_call.m = NULL;
+    if (t_call.profiled && t_call.t0)
+        wl_mcost_add(t_call.kernel ? WL_MC_KERNEL_CALL : WL_MC_OTHER_CALL, wl_rp_now_ns() - t_call.t0);
     CUresult rv = cd->functionReturnValue ? *(const CUresult *)cd->functionReturnValue : CUDA_SUCCESS;
     if (t_call.graph == WL_GRAPHS_LAUNCH)
         wl_rp_graph_end(m, t_call.stream);
@@ -352,7 +357,11 @@ void wl_metrics_call(uint32_t cbid, const void *data)
     t_call.slot = -1;
     t_call.profiled = 0;
     t_call.graph = 0;
+    t_call.kernel = kind == CALL_KERNEL;
+    t_call.t0 = 0;
     t_call.stream = ci.stream;
     if (m->state == M_RUNNING)
         enter(m, kind, cd, &ci);
+    if (t_call.profiled)
+        t_call.t0 = wl_rp_now_ns();
 }

@@ -17,6 +17,7 @@
 #include "capture/range_profiler.h"
 
 #include "capture/cupti_errors.h"
+#include "capture/metric_cost.h"
 #include "capture/metric_filter.h"
 #include "capture/profiler_host.h"
 #include "capture/recorder.h"
@@ -34,6 +35,13 @@
 
 #define MAX_CTX 16
 #define DEFAULT_BATCH 1000
+/* Calls per batch (and ranges per counter-data image, maxRangesPerPass) under kernel replay. There
+ * a kernel costs tens of milliseconds or more, so the flush interval decodes a batch after a few
+ * calls anyway, while CUPTI's cost grows with the capacity configured: on the H100 (CUPTI 13.0,
+ * `default`, 4 passes; bench/results/metrics-replay-cost-h100.md) a 1000-range configuration took
+ * ~110 ms per batch to set up and ~150 ms more per replayed kernel than a 64-range one (a one-warp
+ * kernel: 327 ms -> 70 ms per kernel; the PyTorch transformer step: 114.9 s -> 48.3 s). */
+#define REPLAY_BATCH 64
 #define DEFAULT_FLUSH_MS 200
 #define RING_CAPACITY (1u << 15)
 #define ISOLATE_AFTER_MISMATCH 64
@@ -231,6 +239,7 @@ static void add_cta_metric(mctx *m, const char *chip)
 
 static CUptiResult set_config(mctx *m, CUpti_ProfilerRange range, CUpti_ProfilerReplayMode replay)
 {
+    uint64_t t0 = wl_rp_now_ns();
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params ip;
     memset(&ip, 0, sizeof ip);
     ip.structSize = CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE;
@@ -250,7 +259,7 @@ static CUptiResult set_config(mctx *m, CUpti_ProfilerRange range, CUpti_Profiler
     sp.pCounterDataImage = m->counter;
     sp.range = range;
     sp.replayMode = replay;
-    sp.maxRangesPerPass = wl_rp_batch;
+    sp.maxRangesPerPass = m->cap;
     sp.numNestingLevels = 1;
     sp.minNestingLevel = 1;
     sp.passIndex = 0;
@@ -258,11 +267,15 @@ static CUptiResult set_config(mctx *m, CUpti_ProfilerRange range, CUpti_Profiler
     st = cuptiRangeProfilerSetConfig(&sp);
     if (st != CUPTI_SUCCESS)
         return st;
+    uint64_t t1 = wl_rp_now_ns();
+    wl_mcost_add(WL_MC_CONFIGURE, t1 - t0);
     CUpti_RangeProfiler_Start_Params start;
     memset(&start, 0, sizeof start);
     start.structSize = CUpti_RangeProfiler_Start_Params_STRUCT_SIZE;
     start.pRangeProfilerObject = m->obj;
-    return cuptiRangeProfilerStart(&start);
+    st = cuptiRangeProfilerStart(&start);
+    wl_mcost_add(WL_MC_START, wl_rp_now_ns() - t1);
+    return st;
 }
 
 int wl_rp_start(mctx *m)
@@ -301,7 +314,7 @@ static CUpti_ProfilerReplayMode choose_replay(size_t passes)
 
 static int allocate(mctx *m)
 {
-    size_t cap = wl_rp_batch;
+    size_t cap = m->cap;
     m->calls = calloc(cap, sizeof *m->calls);
     m->values = calloc(cap * (size_t)g_count, sizeof *m->values);
     m->ctas = calloc(cap, sizeof *m->ctas);
@@ -354,6 +367,7 @@ static int setup(mctx *m)
         "building the metric configuration");
     TRY(wl_profiler_passes(m->config, m->config_size, &m->num_passes), "counting replay passes");
     m->replay = choose_replay(m->num_passes);
+    m->cap = m->replay == CUPTI_KernelReplay && wl_rp_batch > REPLAY_BATCH ? REPLAY_BATCH : wl_rp_batch;
     m->graphs = wl_rp_graphs;
     if (m->graphs == WL_GRAPHS_LAUNCH && m->replay != CUPTI_UserReplay) {
         wl_log("metrics: a graph launch as one range needs a one-pass set (this one needs %zu passes); graph"
@@ -374,8 +388,8 @@ static int setup(mctx *m)
     ds.pRangeProfilerObject = m->obj;
     ds.pMetricNames = g_name_ptr;
     ds.numMetrics = (size_t)g_count;
-    ds.maxNumOfRanges = wl_rp_batch;
-    ds.maxNumRangeTreeNodes = wl_rp_batch;
+    ds.maxNumOfRanges = m->cap;
+    ds.maxNumRangeTreeNodes = (uint32_t)m->cap;
     TRY(cuptiRangeProfilerGetCounterDataSize(&ds), "sizing the counter data");
     m->counter_size = ds.counterDataSize;
     m->counter = malloc(m->counter_size);
@@ -383,6 +397,7 @@ static int setup(mctx *m)
         explain(m, "allocating the counter data", CUPTI_ERROR_OUT_OF_MEMORY);
         return -1;
     }
+    wl_mcost_note_image(m->counter_size);
     m->state = M_RUNNING; /* the profiler starts at the first call that is profiled */
     m->defs_pending = 1;
     atomic_store(&g_defs_ready, 1);
@@ -484,7 +499,10 @@ void wl_rp_flush(mctx *m)
     }
     m->running = 0;
     uint8_t all_submitted = 0;
+    uint64_t t0 = wl_rp_now_ns();
     CUptiResult st = stop(m, &all_submitted);
+    uint64_t t1 = wl_rp_now_ns();
+    wl_mcost_add(WL_MC_STOP, t1 - t0);
     if (st != CUPTI_SUCCESS) {
         if (graph_batch(m))
             wl_rp_graph_refused(m, "stopping the range profiler", st);
@@ -521,10 +539,12 @@ void wl_rp_flush(mctx *m)
         explain(m, "reading the number of ranges", st);
         return;
     }
+    uint64_t t2 = wl_rp_now_ns();
+    wl_mcost_add(WL_MC_DECODE, t2 - t1);
     size_t n = gi.numTotalRanges;
-    if (n > wl_rp_batch) { /* cannot happen with the image sized for the batch; counted if it does */
-        atomic_fetch_add(&g_cupti_dropped, n - wl_rp_batch);
-        n = wl_rp_batch;
+    if (n > m->cap) { /* cannot happen with the image sized for the batch; counted if it does */
+        atomic_fetch_add(&g_cupti_dropped, n - m->cap);
+        n = m->cap;
     }
     for (size_t i = 0; i < n; i++) {
         CUpti_Profiler_Host_EvaluateToGpuValues_Params ev;
@@ -545,6 +565,8 @@ void wl_rp_flush(mctx *m)
         if (g_cta_idx >= 0)
             m->ctas[i] = m->values[i * (size_t)g_count + (size_t)g_cta_idx];
     }
+    uint64_t t3 = wl_rp_now_ns();
+    wl_mcost_add(WL_MC_EVALUATE, t3 - t2);
     wl_mm_result res;
     wl_metric_match(m->calls, m->ncalls, g_cta_idx >= 0 ? m->ctas : NULL, n, m->verdicts, m->match_scratch, &res);
     for (size_t i = 0; i < n; i++) {
@@ -570,6 +592,7 @@ void wl_rp_flush(mctx *m)
     wl_pool_wake();
     m->ncalls = 0;
     m->isolated = 0;
+    wl_mcost_add(WL_MC_TIE, wl_rp_now_ns() - t3);
 }
 
 /* --metrics-graphs launch: one user range around the graph launch (one-pass sets: user replay). */

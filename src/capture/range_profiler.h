@@ -46,6 +46,7 @@ typedef struct mctx {
     uint8_t *availability;            /* counter availability image: the host object refers to it */
     uint8_t *counter;
     size_t counter_size;
+    size_t cap;                       /* calls per batch and ranges per counter-data image (REPLAY_BATCH) */
     /* the batch: calls since the last decode, in submission order (held under lock) */
     int running;                      /* Start called and not yet stopped */
     int user_range;                   /* a graph launch's user range is open */

@@ -4,6 +4,7 @@
 #include "capture/recorder.h"
 #include "capture/inkernel_capture.h"
 #include "capture/host_clock.h"
+#include "capture/metric_cost.h"
 
 #include <pthread.h>
 #include <signal.h>
@@ -235,6 +236,7 @@ static void write_stats(const wl_pool_stats *ps)
     write_stat("recorder_peak_bytes", ps->peak_allocated * ps->buffer_size + api.ring_bytes + ev.ring_bytes +
                                           api.spill_peak_bytes + ev.spill_peak_bytes);
     write_stat("process_peak_rss_bytes", peak_rss_bytes());
+    wl_mcost_write(write_stat); /* --metrics: where its time went (nothing without metrics) */
 }
 
 void wl_writer_stop(uint32_t end_reason)
