@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The in-kernel steps of the GPU suite alone (issue 21), for one short device call (~2 min):
 # placement in CUPTI's clock domain and graph-node buffers (gpu_test_inkernel_calibration), the
-# existing in-kernel tests, the device cost (bench_inkernel_cost) and, where cuobjdump is
+# existing in-kernel tests, the clock probe's gap floors (bench_ik_probe_gaps: measured with raw
+# timestamps, then the recorder's fit with the table's floors), the device cost
+# (bench_inkernel_cost) and, where cuobjdump is
 # installed, the SASS of the recording loop (begin/end pairs) as evidence for the cost.
 # Expects binaries staged by scripts/stage-gpu.sh in .carry/build; writes 3 files to $OUT.
 set -u
@@ -25,6 +27,8 @@ run_step() { # name command...
     run_step inkernel-calibration "$B/bin/gpu_test_inkernel_calibration"
     run_step inkernel-session "$B/bin/gpu_test_inkernel_session"
     run_step inkernel "$B/bin/gpu_test_inkernel"
+    run_step probe-gaps-raw "$B/bin/bench_ik_probe_gaps" --raw
+    run_step probe-gaps "$B/bin/bench_ik_probe_gaps"
     run_step inkernel-cost "$B/bin/bench_inkernel_cost"
     echo "[inkernel] $fails failed"
 } 2>&1 | tee "$OUT/inkernel-h100.log"

@@ -48,6 +48,45 @@ static void test_intersect(void)
     CHECK_EQ_INT(f.offset_ns, -3500);
 }
 
+/* Floors: probes modelled as on the H100, CUPTI's start 160-224 ns before the first read and its
+ * end 672-736 ns after the last; the plain intersection is ~900 ns wide, floors at the gaps' minima
+ * leave their jitter, and floors above the real gaps empty it (the caller's fallback). */
+static void test_floors(void)
+{
+    const int64_t c = 364000;
+    const int64_t head[6] = {192, 224, 160, 192, 224, 192}, tail[6] = {704, 672, 736, 704, 704, 736};
+    wl_clock_sample s[6];
+    for (int i = 0; i < 6; i++) {
+        const uint64_t g = 1000000 + 50000 * (uint64_t)i;
+        s[i].gpu_first_ns = g;
+        s[i].gpu_last_ns = g + 32;
+        s[i].cupti_start_ns = (uint64_t)((int64_t)g + c - head[i]);
+        s[i].cupti_end_ns = (uint64_t)((int64_t)g + 32 + c + tail[i]);
+    }
+    wl_clock_fit plain, f;
+    CHECK_EQ_INT(wl_clock_intersect(s, 6, 32, &plain), 0);
+    CHECK_EQ_INT(plain.lo_ns, c - 160 - 32);
+    CHECK_EQ_INT(plain.hi_ns, c + 672);
+    /* the same as no floors: start floor -step, end floor 0 */
+    CHECK_EQ_INT(wl_clock_intersect_floors(s, 6, -32, 0, &f), 0);
+    CHECK_EQ_INT(f.lo_ns, plain.lo_ns);
+    CHECK_EQ_INT(f.hi_ns, plain.hi_ns);
+    /* floors one step under the minima: [c - 32, c + 32] */
+    CHECK_EQ_INT(wl_clock_intersect_floors(s, 6, 128, 640, &f), 0);
+    CHECK_EQ_INT(f.lo_ns, c - 32);
+    CHECK_EQ_INT(f.hi_ns, c + 32);
+    CHECK_EQ_INT(f.offset_ns, c);
+    CHECK_EQ_INT(f.uncertainty_ns, 32);
+    CHECK(f.lo_ns >= plain.lo_ns && f.hi_ns <= plain.hi_ns);
+    /* floors above what this GPU shows: empty, and by how much */
+    CHECK_EQ_INT(wl_clock_intersect_floors(s, 6, 200, 700, &f), -1);
+    CHECK_EQ_INT(f.used, 6);
+    CHECK_EQ_INT(f.lo_ns - f.hi_ns, 68);
+    /* absurd floors are refused */
+    CHECK_EQ_INT(wl_clock_intersect_floors(s, 6, 2000000, 0, &f), -1);
+    CHECK_EQ_INT(f.used, 0);
+}
+
 static void test_drift(void)
 {
     /* +50 ns over 10 s: 5 ppb */
@@ -65,6 +104,7 @@ static void test_drift(void)
 int main(void)
 {
     test_intersect();
+    test_floors();
     test_drift();
     return test_report("clock_fit");
 }

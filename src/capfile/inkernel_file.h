@@ -55,7 +55,8 @@ typedef struct wlik_header {
     /* added in place of reserved words (zero in older files: no drift, no graph node) */
     uint32_t calibration_samples;  /* CUPTI: calibration kernels whose records bound the offset */
     uint64_t calibration_at_ns;    /* the CUPTI time the offset was measured at (0: unknown) */
-    int32_t drift_ppb;             /* offset change per second since the previous calibration */
+    int32_t drift_ppb;             /* offset change per second: between the early and main calibrations of
+                                    * the collect (they bracket the kernel), else since the previous one */
     uint32_t graph_launch;         /* WLIK_GRAPH_*: registered for a graph launch (graph_node_id picks
                                     * the kernel among the launch's) */
     uint64_t graph_node_id;        /* CUPTI's id of the graph kernel node (cuptiGetGraphNodeId) */

@@ -86,6 +86,7 @@ void CUPTIAPI wl_cupti_on_callback(void *userdata, CUpti_CallbackDomain domain, 
             if (cuptiGetDeviceId(rd->context, &dev) == CUPTI_SUCCESS)
                 wl_pm_context_destroying(dev);
             wl_stalls_context_destroyed(rd->context);
+            wl_calib_context_destroyed(rd->context);
             wl_cupti_flush(1);
         } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED && rd->resourceDescriptor) {
             /* graph instantiation: which node of the executable graph copies which (in-kernel

@@ -150,6 +150,8 @@ static int register_buffer(const wl_bridge_inkernel_buffer *b, int graph, uint64
         wl_log_once(&once, "warplens_inkernel_next_launch: needs a device buffer of at least 2 words; ignored");
         return -1;
     }
+    /* before a slot is pending, so the probes' launches cannot take it */
+    wl_calibrate_cupti_early();
     ik_slot *s = NULL;
     if (wl_tls.inkernel_pending) { /* registered twice before launching: the newer registration wins */
         s = &g_slots[wl_tls.inkernel_pending - 1];
@@ -227,7 +229,7 @@ typedef struct calib_entry {
     uint64_t uncertainty;
     uint64_t at_ns;           /* CUPTI: when it was measured */
     uint32_t samples;
-    int32_t drift_ppb;        /* since the context's previous CUPTI calibration */
+    int32_t drift_ppb;        /* between the early and main batches, else since the previous collect's */
 } calib_entry;
 
 /* The last CUPTI calibration of each context, across collects: the next one gives the drift, so a
@@ -240,6 +242,8 @@ static struct {
 static int g_prev_n;
 static pthread_mutex_t g_prev_lock = PTHREAD_MUTEX_INITIALIZER; /* threads may collect at once */
 
+/* Drift since the context's previous CUPTI calibration (a previous collect's) when it is at least a
+ * second old: over less, it is mostly the two calibrations' error. Remembers this one. */
 static int32_t drift_since_previous(CUcontext ctx, uint64_t at_ns, int64_t offset)
 {
     pthread_mutex_lock(&g_prev_lock);
@@ -247,7 +251,7 @@ static int32_t drift_since_previous(CUcontext ctx, uint64_t at_ns, int64_t offse
     while (i < g_prev_n && g_prev_calib[i].ctx != ctx)
         i++;
     int32_t ppb = 0;
-    if (i < g_prev_n) /* drift over less than a second is mostly the two calibrations' error */
+    if (i < g_prev_n)
         ppb = at_ns - g_prev_calib[i].at_ns >= 1000000000ull
                   ? wl_clock_drift_ppb(g_prev_calib[i].at_ns, g_prev_calib[i].offset, at_ns, offset)
                   : 0;
@@ -262,8 +266,14 @@ static int32_t drift_since_previous(CUcontext ctx, uint64_t at_ns, int64_t offse
     return ppb;
 }
 
+#define BRACKET_MIN_NS 1000000ull /* early and main batches closer than this: no slope from them */
+
 /* One calibration per context per collect: measured close to the kernels it places. CUPTI's own
- * records first (the lanes' kernel windows come from them too); the ping-pong when that fails. */
+ * records first (the lanes' kernel windows come from them too); the ping-pong when that fails.
+ * With an early batch from the first registration since the previous collect, the two bracket
+ * every kernel registered in between: the side file gets the main batch's offset and the slope
+ * between them (the importer interpolates to the kernel's start), and the larger of the two
+ * bounds, which holds for any time between them as the offset is linear there. */
 static const calib_entry *calibration_for(CUcontext ctx, calib_entry *cache, int *n)
 {
     for (int i = 0; i < *n; i++)
@@ -271,9 +281,23 @@ static const calib_entry *calibration_for(CUcontext ctx, calib_entry *cache, int
             return &cache[i];
     calib_entry e = {ctx, WLIK_CALIB_FAILED, 0, 0, 0, 0, 0};
     char why[200], why2[160];
-    if (wl_calibrate_cupti(&e.offset, &e.uncertainty, &e.at_ns, &e.samples, why, sizeof why) == 0) {
+    wl_cupti_calibration main_cal, early;
+    int has_early = 0;
+    if (wl_calibrate_cupti(&main_cal, &early, &has_early, why, sizeof why) == 0) {
         e.status = WLIK_CALIB_CUPTI;
-        e.drift_ppb = drift_since_previous(ctx, e.at_ns, e.offset);
+        e.offset = main_cal.offset_ns;
+        e.uncertainty = main_cal.uncertainty_ns;
+        e.at_ns = main_cal.at_ns;
+        e.samples = main_cal.samples;
+        const int32_t since_previous = drift_since_previous(ctx, e.at_ns, e.offset);
+        if (has_early && early.at_ns + BRACKET_MIN_NS <= e.at_ns) {
+            e.drift_ppb = wl_clock_drift_ppb(early.at_ns, early.offset_ns, e.at_ns, e.offset);
+            if (early.uncertainty_ns > e.uncertainty)
+                e.uncertainty = early.uncertainty_ns;
+            e.samples += early.samples;
+        } else {
+            e.drift_ppb = since_previous;
+        }
     } else if (wl_calibrate_globaltimer(&e.offset, &e.uncertainty, why2, sizeof why2) == 0) {
         static atomic_flag once = ATOMIC_FLAG_INIT;
         e.status = WLIK_CALIB_OK;

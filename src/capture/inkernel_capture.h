@@ -33,11 +33,26 @@ void wl_inkernel_shutdown(void);
 /* clock_calibration.c: realtime - %globaltimer in the current context by a host<->GPU ping-pong
  * (the fallback). 0, or -1 with why. */
 int wl_calibrate_globaltimer(int64_t *offset_ns, uint64_t *uncertainty_ns, char *why, size_t why_size);
-/* CUPTI's clock - %globaltimer in the current context, from the recorder's own calibration
- * kernels' CUPTI records (common/clock_fit.h). at_ns: CUPTI time of the calibration; samples: the
- * kernels whose records were used. Waits at most ~1 s for the records. 0, or -1 with why. */
-int wl_calibrate_cupti(int64_t *offset_ns, uint64_t *uncertainty_ns, uint64_t *at_ns, uint32_t *samples, char *why,
+/* clock_calibration_cupti.c: CUPTI's clock - %globaltimer in the current context, from the
+ * recorder's own probe kernels' CUPTI records (common/clock_fit.h). */
+typedef struct wl_cupti_calibration {
+    int64_t offset_ns;
+    uint64_t uncertainty_ns; /* a bound: half the intersection's width */
+    uint64_t at_ns;          /* the CUPTI time it was measured at */
+    uint32_t samples;        /* probes whose records were used */
+    int floors;              /* the GPU model's measured gap floors tightened it */
+} wl_cupti_calibration;
+/* At collect: the main batch (48 probes; waits at most ~1 s for the records), and the early batch
+ * of the first registration since the previous collect when there was one (*has_early). 0, or -1
+ * with why. */
+int wl_calibrate_cupti(wl_cupti_calibration *out, wl_cupti_calibration *early, int *has_early, char *why,
                        size_t why_size);
+/* At registration (the program's thread, before its launch): launches the early batch (16 probes)
+ * when none is pending for the current context, without waiting for anything (the first one in a
+ * context also loads the probe module); skipped while a collect holds the calibration. */
+void wl_calibrate_cupti_early(void);
+/* Resource callback: the context is being destroyed; its probe module and stream go with it. */
+void wl_calib_context_destroyed(void *context);
 /* Writer thread: a CUPTI kernel record of one of the recorder's own launches. */
 void wl_calib_note(uint32_t correlation_id, uint64_t start_ns, uint64_t end_ns);
 
