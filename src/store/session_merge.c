@@ -266,7 +266,8 @@ static int column_expr(merger *m, const plan *p, const char *table, const char *
             if (!p->map_dict[i]) {
                 snprintf(out, n, "s.\"%s\"", col);
             } else {
-                snprintf(out, n, "j%d.new", k);
+                /* the map holds only the ids that change: the others are kept */
+                snprintf(out, n, "coalesce(j%d.new, s.\"%s\")", k, col);
                 cat(joins, jn, " LEFT JOIN temp.map_%s j%d ON j%d.old = s.\"%s\"", DICTS[i].table, k, k, col);
             }
             return 0;

@@ -143,8 +143,9 @@ PY
 # real H100 sessions with different kernel names, stall reasons and metrics: every kernel keeps
 # its name, every stall row its reason and kernel, every metric value its metric (ids remapped)
 D=$WARPLENS_SOURCE_DIR/tests/data
-"$W" merge -q -o real.wlsession "$D/demo-h100.wlsession" "$D/torch-h100.wlsession" "$D/stalls-torch-h100.wlsession" \
-    "$D/metrics-h100.wlsession" 2>err.txt && python3 - "$D" real.wlsession <<'PY' && ok || bad "real sessions: $(cat err.txt)"
+# (torch-ops first: the stall session's first kernel names keep their ids, its later ones change)
+"$W" merge -q -o real.wlsession "$D/torch-ops-h100.wlsession" "$D/demo-h100.wlsession" "$D/torch-h100.wlsession" \
+    "$D/stalls-torch-h100.wlsession" "$D/metrics-h100.wlsession" 2>err.txt && python3 - "$D" real.wlsession <<'PY' && ok || bad "real sessions: $(cat err.txt)"
 import sqlite3, sys
 out = sqlite3.connect(sys.argv[2])
 Q = {"kernel": "SELECT k.correlation_id, k.start_ns, n.mangled FROM kernel k LEFT JOIN kernel_name n ON n.id = k.name_id WHERE k.pid IN (%s)",
@@ -152,7 +153,7 @@ Q = {"kernel": "SELECT k.correlation_id, k.start_ns, n.mangled FROM kernel k LEF
                      " WHERE k.id = s.kernel_id) FROM kernel_stall s JOIN stall_reason r ON r.id = s.reason_id WHERE s.pid IN (%s)",
      "kernel_metric": "SELECT m.name, v.value, (SELECT k.correlation_id FROM kernel k WHERE k.id = v.kernel_id) FROM kernel_metric v"
                       " JOIN metric m ON m.id = v.metric_id WHERE v.pid IN (%s)"}
-for f in ("demo-h100", "torch-h100", "stalls-torch-h100", "metrics-h100"):
+for f in ("torch-ops-h100", "demo-h100", "torch-h100", "stalls-torch-h100", "metrics-h100"):
     c = sqlite3.connect("%s/%s.wlsession" % (sys.argv[1], f))
     pids = ",".join(str(r[0]) for r in c.execute("SELECT pid FROM process"))
     for t, q in Q.items():
