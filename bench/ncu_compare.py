@@ -284,6 +284,8 @@ def metric_names(session):
 
 def run_workload(a, name, argv, rows, cost):
     out = a.out
+    # the program alone: what neither profiler adds (start-up, the work itself)
+    _, base = timed(argv, os.path.join(out, f"{name}.unprofiled.log"))
     session = os.path.join(out, f"{name}.wlsession")
     if os.path.exists(session):
         os.unlink(session)
@@ -304,7 +306,8 @@ def run_workload(a, name, argv, rows, cost):
     ours = warplens_kernels(a.warplens, session)
     matched = compare(name, ours, runs["all"][0], runs["none"][0], rows)
     cost.append([name, a.set, len(ours), len(runs["all"][0]), matched, w_wall, runs["all"][1], runs["none"][1],
-                 " ".join(wcmd[:6] + ["..."]), f"ncu --cache-control all|none --metrics <{len(names)} + launch stats>"])
+                 " ".join(wcmd[:6] + ["..."]), f"ncu --cache-control all|none --metrics <{len(names)} + launch stats>",
+                 base])
     print(f"{name}: {len(ours)} warplens kernels, {len(runs['all'][0])} ncu kernels, {matched} matched;"
           f" wall warplens {w_wall:.1f} s, ncu {runs['all'][1]:.1f} / {runs['none'][1]:.1f} s", flush=True)
     if name in a.cost_one_pass:
@@ -314,7 +317,8 @@ def run_workload(a, name, argv, rows, cost):
         one = metric_names(s1) if os.path.exists(s1) else []
         p2, n1 = timed([a.ncu, "--csv", "--metrics", ",".join(one)] + argv, os.path.join(out, f"{name}.onepass.ncu.log"))
         cost.append([name, "occupancy (1 pass)", len(warplens_kernels(a.warplens, s1)) if os.path.exists(s1) else 0,
-                     len(parse_ncu(p2.stdout)), "-", w1, n1, None, " ".join(cmd[:6] + ["..."]), "ncu --metrics <same>"])
+                     len(parse_ncu(p2.stdout)), "-", w1, n1, None, " ".join(cmd[:6] + ["..."]), "ncu --metrics <same>",
+                     base])
 
 
 def fmt(v):
@@ -355,13 +359,17 @@ def write_report(a, rows, cost, device):
             f.write(f"| {wl} | {metric} | {len(rs)} | {sum(r[7] == 'ok' for r in rs)} | {sum(r[7] == 'FAIL' for r in rs)} |"
                     f" {sum(r[7] == 'explained' for r in rs)} | {sum(r[7] == 'info' for r in rs)} | {worst[2]}: {fmt(worst[4])} / {fmt(worst[5])} /"
                     f" {fmt(worst[6])} {worst[8]} |\n")
-        f.write("\n## Cost: wall time of the whole profiled run\n\n")
-        f.write("| workload | set | warplens kernels | ncu kernels | matched | warplens s | ncu (cache all) s |"
-                " ncu (cache none) s | warplens ms/kernel | ncu ms/kernel |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+        f.write("\n## Cost: wall time of the whole profiled run\n\n"
+                "Added ms/kernel: (profiled wall - the program's unprofiled wall) / kernels profiled, the time each\n"
+                "profiler adds per kernel (ncu: its `--cache-control all` run).\n\n")
+        f.write("| workload | set | warplens kernels | ncu kernels | matched | unprofiled s | warplens s | ncu (cache all) s |"
+                " ncu (cache none) s | warplens added ms/kernel | ncu added ms/kernel |\n"
+                "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
         for c in cost:
             wk, nk = c[2] or 1, c[3] or 1
-            f.write(f"| {c[0]} | {c[1]} | {c[2]} | {c[3]} | {c[4]} | {c[5]:.1f} | {c[6]:.1f} | {fmt(c[7])} |"
-                    f" {c[5] * 1000 / wk:.1f} | {c[6] * 1000 / nk:.1f} |\n")
+            base = c[10] if len(c) > 10 else 0.0
+            f.write(f"| {c[0]} | {c[1]} | {c[2]} | {c[3]} | {c[4]} | {base:.1f} | {c[5]:.1f} | {c[6]:.1f} | {fmt(c[7])} |"
+                    f" {(c[5] - base) * 1000 / wk:.1f} | {(c[6] - base) * 1000 / nk:.1f} |\n")
     return fails
 
 
