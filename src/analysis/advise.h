@@ -27,7 +27,7 @@
 #include "store/session.h"
 
 #define WL_ADVISE_MAX_BLOCKING (1u << 20)
-#define WL_ADVISE_MAX_EVIDENCE 10
+#define WL_ADVISE_MAX_EVIDENCE 16 /* the tail-effect rule gives 13: its kernel's 6 and the model's 7 */
 
 typedef enum wl_severity { WL_SEV_INFO = 0, WL_SEV_LOW = 1, WL_SEV_MEDIUM = 2, WL_SEV_HIGH = 3 } wl_severity;
 
