@@ -3,7 +3,8 @@
  * table's own order, which is start order up to the disorder of completion order (concurrent
  * kernels finish out of start order); a reorder window per device puts them back in start order
  * and the copies and sets (few, read sorted by SQL up front) are merged in. When a kernel arrives
- * too far out of order for the window, the result is refused and the caller sorts instead.
+ * too far out of order for the window, the result is refused and the caller reads the kernels in
+ * start order instead (session_scan.c).
  * Memory: REORDER entries (16 bytes) per device with kernels, 24 bytes per copy or set. */
 #ifndef WARPLENS_STORE_GPU_BUSY_H
 #define WARPLENS_STORE_GPU_BUSY_H

@@ -11,47 +11,23 @@
 
 
 
-/* Sum over devices of the union of GPU activity intervals (kernels, copies, sets). */
-static uint64_t gpu_busy(wl_session *s)
-{
-    sqlite3_stmt *st;
-    const char *sql =
-        "SELECT pid, device_id, start_ns, end_ns FROM (\n"
-        " SELECT pid, device_id, start_ns, end_ns FROM kernel WHERE has_timestamps\n"
-        " UNION ALL SELECT pid, device_id, start_ns, end_ns FROM memcpy WHERE start_ns IS NOT NULL AND end_ns >= start_ns\n"
-        " UNION ALL SELECT pid, device_id, start_ns, end_ns FROM memset WHERE start_ns IS NOT NULL AND end_ns >= start_ns)\n"
-        " ORDER BY pid, device_id, start_ns";
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return 0;
-    uint64_t busy = 0, cur_s = 0, cur_e = 0;
-    int64_t cur_pid = -1, cur_dev = -1;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        int64_t pid = sqlite3_column_int64(st, 0), dev = sqlite3_column_int64(st, 1);
-        uint64_t a = (uint64_t)sqlite3_column_int64(st, 2), b = (uint64_t)sqlite3_column_int64(st, 3);
-        if (pid != cur_pid || dev != cur_dev || a > cur_e) {
-            busy += cur_e - cur_s;
-            cur_pid = pid, cur_dev = dev, cur_s = a, cur_e = b;
-        } else if (b > cur_e) {
-            cur_e = b;
-        }
-    }
-    busy += cur_e - cur_s;
-    sqlite3_finalize(st);
-    return busy;
-}
-
 /* The overview's figures of the kernel and API-call tables by SQL: where the reads of
  * session_scan.h failed (a table SQLite cannot read whole). */
-static void overview_sql(wl_session *s, wl_session_overview *o)
+/* The kernel counts by SQL (wl_session_get_counts, and the overview where the read failed). */
+static void kernel_counts(wl_session *s, wl_session_overview *o)
 {
     o->kernels = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel");
     o->kernels_no_timestamp = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0");
+}
+
+static void overview_sql(wl_session *s, wl_session_overview *o)
+{
+    kernel_counts(s, o);
     o->api_calls = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM api_call");
     o->first_ns = wl_sql_scalar_u64(s->db, "SELECT min(t) FROM (SELECT min(start_ns) t FROM kernel UNION ALL"
                                 " SELECT min(start_ns) FROM api_call UNION ALL SELECT min(start_ns) FROM memcpy)");
     o->last_ns = wl_sql_scalar_u64(s->db, "SELECT max(t) FROM (SELECT max(end_ns) t FROM kernel UNION ALL"
                                " SELECT max(end_ns) FROM api_call UNION ALL SELECT max(end_ns) FROM memcpy)");
-    o->gpu_busy_ns = gpu_busy(s);
 }
 
 static void overview_scan(wl_session *s, wl_session_overview *o, const wl_kernel_overview *k, const wl_api_scan *a)
@@ -73,8 +49,6 @@ static void overview_scan(wl_session *s, wl_session_overview *o, const wl_kernel
     }
     o->first_ns = has_first ? first : 0;
     o->last_ns = has_last ? last : 0;
-    uint64_t busy;
-    o->gpu_busy_ns = wl_scan_busy(s, &busy) == 0 ? busy : gpu_busy(s);
 }
 
 /* The small tables' counts, completeness, program and device (both overview forms). */
@@ -116,14 +90,15 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
         overview_scan(s, o, k, a);
     else
         overview_sql(s, o);
+    uint64_t busy; /* (0 when the kernels cannot be read) */
+    o->gpu_busy_ns = wl_scan_busy(s, &busy) == 0 ? busy : 0;
     return 0;
 }
 
 int wl_session_get_counts(wl_session *s, wl_session_overview *o)
 {
     overview_small(s, o);
-    o->kernels = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel");
-    o->kernels_no_timestamp = wl_sql_scalar_u64(s->db, "SELECT count(*) FROM kernel WHERE has_timestamps = 0");
+    kernel_counts(s, o);
     return 0;
 }
 

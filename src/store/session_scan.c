@@ -30,7 +30,7 @@ struct wl_session_scan {
     wl_api_scan api;
     int have_api;
     uint64_t busy_ns;
-    int have_busy;              /* 1 made, -1 refused (kernels too far out of order, a read error) */
+    int have_busy;              /* 1 made, -1 a read error */
 };
 
 /* ---- the API-call table ------------------------------------------------------------------- */
@@ -176,13 +176,17 @@ static int api_pass(sqlite3 *db, wl_api_scan *out)
 
 /* ---- GPU busy time ------------------------------------------------------------------------ */
 
-/* The timed kernels' times in table order through the reorder window of gpu_busy.h. */
-static int busy_pass(sqlite3 *db, uint64_t *ns)
+/* The timed kernels' times through gpu_busy.h: in table order (a plain scan), or in start order
+ * through kernel_by_start (a table seek per kernel) when the table's order is too far from it. */
+static int busy_pass(sqlite3 *db, int by_start, uint64_t *ns)
 {
     wl_busy *b = wl_busy_open(db);
     sqlite3_stmt *st;
-    if (!b || sqlite3_prepare_v2(db, "SELECT pid, device_id, start_ns, end_ns FROM kernel WHERE has_timestamps", -1,
-                                 &st, NULL) != SQLITE_OK) {
+    if (!b || sqlite3_prepare_v2(db,
+                                 by_start ? "SELECT pid, device_id, start_ns, end_ns FROM kernel WHERE has_timestamps"
+                                            " ORDER BY start_ns"
+                                          : "SELECT pid, device_id, start_ns, end_ns FROM kernel WHERE has_timestamps",
+                                 -1, &st, NULL) != SQLITE_OK) {
         wl_busy_close(b, ns);
         return -1;
     }
@@ -194,6 +198,8 @@ static int busy_pass(sqlite3 *db, uint64_t *ns)
     int rc = wl_busy_close(b, ns);
     return step == SQLITE_DONE ? rc : -1;
 }
+
+static int busy_read(sqlite3 *db, uint64_t *ns) { return busy_pass(db, 0, ns) == 0 || busy_pass(db, 1, ns) == 0 ? 0 : -1; }
 
 /* ---- kept on the handle ------------------------------------------------------------------- */
 
@@ -248,7 +254,7 @@ int wl_scan_busy(wl_session *s, uint64_t *ns)
         return -1;
     pthread_mutex_lock(&sc->lock);
     if (!sc->have_busy)
-        sc->have_busy = busy_pass(s->db, &sc->busy_ns) == 0 ? 1 : -1;
+        sc->have_busy = busy_read(s->db, &sc->busy_ns) == 0 ? 1 : -1;
     int have = sc->have_busy;
     *ns = sc->busy_ns;
     pthread_mutex_unlock(&sc->lock);
@@ -279,7 +285,7 @@ static void *api_thread(void *arg)
 {
     api_job *j = arg;
     j->rc = api_pass(j->db, &j->out);
-    j->busy_rc = busy_pass(j->db, &j->busy_ns);
+    j->busy_rc = busy_read(j->db, &j->busy_ns);
     return NULL;
 }
 

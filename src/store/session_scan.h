@@ -64,8 +64,8 @@ int wl_kernel_aggregate_copy(const wl_kernel_aggregate *from, wl_kernel_aggregat
  * overview's figures of the kernel read. Safe from two threads on two handles sharing a scan. */
 const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overview **ov);
 const wl_api_scan *wl_scan_api(wl_session *s);
-/* GPU busy time (gpu_busy.h) from a read of the kernels' times in table order: 0 with *ns, or -1
- * when the kernels are too far out of start order for it (or a read failed): sort instead. */
+/* GPU busy time (gpu_busy.h) from a read of the kernels' times, in table order where it is close
+ * enough to start order, else in start order: 0 with *ns, or -1 on a read error. */
 int wl_scan_busy(wl_session *s, uint64_t *ns);
 /* Both tables read, in parallel, when neither is kept yet. 0 or -1. */
 int wl_scan_all(wl_session *s);
