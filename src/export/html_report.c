@@ -194,13 +194,6 @@ static int on_counter(void *ctx, const wl_tl_track *t, uint64_t ts, double v)
 
 /* ---- the tables after the timeline ---------------------------------------------------------- */
 
-static void key(wl_json_out *j, const char *k)
-{
-    wl_json_lit(j, ",");
-    wl_json_str(j, k);
-    wl_json_lit(j, ":");
-}
-
 static void write_kernels(wl_json_out *j, wl_session *s)
 {
     wl_occ_cache *cache = wl_occ_cache_new(s);
@@ -214,37 +207,37 @@ static void write_kernels(wl_json_out *j, wl_session *s)
         const wl_kernel_table_row *k = &rows[i];
         wl_json_lit(j, i ? ",\n{\"name\":" : "\n{\"name\":");
         wl_json_str(j, k->name ? k->name : k->sum.name);
-        key(j, "short"), wl_json_str(j, k->short_name && k->short_name[0] ? k->short_name : k->sum.short_name);
-        key(j, "time_pct"), wl_json_double(j, k->time_pct);
-        key(j, "calls"), wl_json_u64(j, k->sum.calls);
-        key(j, "total_ns"), wl_json_u64(j, k->sum.total_ns);
-        key(j, "mean_ns"), wl_json_double(j, k->sum.mean_ns);
-        key(j, "min_ns"), wl_json_u64(j, k->sum.min_ns);
-        key(j, "p50_ns"), wl_json_u64(j, k->sum.p50_ns);
-        key(j, "p99_ns"), wl_json_u64(j, k->sum.p99_ns);
-        key(j, "max_ns"), wl_json_u64(j, k->sum.max_ns);
-        key(j, "queue_ns"), wl_json_double(j, k->sum.mean_queue_ns);
-        key(j, "launch_ns"), wl_json_double(j, k->sum.mean_launch_ns);
-        key(j, "configs"), wl_json_i64(j, k->configs);
-        key(j, "backend"), wl_json_str(j, wl_kernel_backend(k->short_name, k->name, k->mangled));
+        wl_json_key(j, "short"), wl_json_str(j, k->short_name && k->short_name[0] ? k->short_name : k->sum.short_name);
+        wl_json_key(j, "time_pct"), wl_json_double(j, k->time_pct);
+        wl_json_key(j, "calls"), wl_json_u64(j, k->sum.calls);
+        wl_json_key(j, "total_ns"), wl_json_u64(j, k->sum.total_ns);
+        wl_json_key(j, "mean_ns"), wl_json_double(j, k->sum.mean_ns);
+        wl_json_key(j, "min_ns"), wl_json_u64(j, k->sum.min_ns);
+        wl_json_key(j, "p50_ns"), wl_json_u64(j, k->sum.p50_ns);
+        wl_json_key(j, "p99_ns"), wl_json_u64(j, k->sum.p99_ns);
+        wl_json_key(j, "max_ns"), wl_json_u64(j, k->sum.max_ns);
+        wl_json_key(j, "queue_ns"), wl_json_double(j, k->sum.mean_queue_ns);
+        wl_json_key(j, "launch_ns"), wl_json_double(j, k->sum.mean_launch_ns);
+        wl_json_key(j, "configs"), wl_json_i64(j, k->configs);
+        wl_json_key(j, "backend"), wl_json_str(j, wl_kernel_backend(k->short_name, k->name, k->mangled));
         if (k->has_config) {
             char b[64];
             snprintf(b, sizeof b, "%dx%dx%d", k->top.grid[0], k->top.grid[1], k->top.grid[2]);
-            key(j, "grid"), wl_json_str(j, b);
+            wl_json_key(j, "grid"), wl_json_str(j, b);
             snprintf(b, sizeof b, "%dx%dx%d", k->top.block[0], k->top.block[1], k->top.block[2]);
-            key(j, "block"), wl_json_str(j, b);
-            key(j, "registers"), wl_json_i64(j, k->top.registers_per_thread);
-            key(j, "static_smem"), wl_json_i64(j, k->top.static_smem);
-            key(j, "dynamic_smem"), wl_json_i64(j, k->top.dynamic_smem);
+            wl_json_key(j, "block"), wl_json_str(j, b);
+            wl_json_key(j, "registers"), wl_json_i64(j, k->top.registers_per_thread);
+            wl_json_key(j, "static_smem"), wl_json_i64(j, k->top.static_smem);
+            wl_json_key(j, "dynamic_smem"), wl_json_i64(j, k->top.dynamic_smem);
         }
         if (k->occ.has_result) {
             char lim[96];
-            key(j, "occupancy_pct"), wl_json_double(j, k->occ.occ.occupancy_pct);
-            key(j, "limiter"), wl_json_str(j, wl_occ_limiters_text(k->occ.occ.limiters, 0, lim, sizeof lim));
-            key(j, "active_blocks_per_sm"), wl_json_i64(j, k->occ.occ.active_blocks_per_sm);
+            wl_json_key(j, "occupancy_pct"), wl_json_double(j, k->occ.occ.occupancy_pct);
+            wl_json_key(j, "limiter"), wl_json_str(j, wl_occ_limiters_text(k->occ.occ.limiters, 0, lim, sizeof lim));
+            wl_json_key(j, "active_blocks_per_sm"), wl_json_i64(j, k->occ.occ.active_blocks_per_sm);
             if (k->occ.has_waves)
-                key(j, "waves"), wl_json_double(j, k->occ.waves.waves_per_sm);
-            key(j, "gpu_fill_pct"), wl_json_double(j, 100.0 * k->occ.warp_fill);
+                wl_json_key(j, "waves"), wl_json_double(j, k->occ.waves.waves_per_sm);
+            wl_json_key(j, "gpu_fill_pct"), wl_json_double(j, 100.0 * k->occ.warp_fill);
         }
         const wl_metric_acc *m = metrics.n ? wl_metric_set_find(&metrics, k->sum.name_id) : NULL;
         if (m)
@@ -259,17 +252,17 @@ static void write_kernels(wl_json_out *j, wl_session *s)
 
 static void write_intervals(wl_json_out *j, const char *name, wl_interval_summary *r, int n)
 {
-    key(j, name);
+    wl_json_key(j, name);
     wl_json_lit(j, "[");
     for (int i = 0; i < n; i++) {
         wl_json_lit(j, i ? ",{\"name\":" : "{\"name\":");
         wl_json_str(j, r[i].name);
-        key(j, "group"), wl_json_str(j, r[i].group);
-        key(j, "count"), wl_json_u64(j, r[i].count);
-        key(j, "total_ns"), wl_json_u64(j, r[i].total_ns);
-        key(j, "mean_ns"), wl_json_double(j, r[i].mean_ns);
-        key(j, "min_ns"), wl_json_u64(j, r[i].min_ns);
-        key(j, "max_ns"), wl_json_u64(j, r[i].max_ns);
+        wl_json_key(j, "group"), wl_json_str(j, r[i].group);
+        wl_json_key(j, "count"), wl_json_u64(j, r[i].count);
+        wl_json_key(j, "total_ns"), wl_json_u64(j, r[i].total_ns);
+        wl_json_key(j, "mean_ns"), wl_json_double(j, r[i].mean_ns);
+        wl_json_key(j, "min_ns"), wl_json_u64(j, r[i].min_ns);
+        wl_json_key(j, "max_ns"), wl_json_u64(j, r[i].max_ns);
         wl_json_lit(j, "}");
     }
     wl_json_lit(j, "]");
@@ -281,16 +274,16 @@ static int write_tables(wl_json_out *j, wl_session *s, char *err, size_t err_siz
     write_kernels(j, s);
     wl_copy_summary *c = NULL;
     int n = wl_session_copy_summaries(s, &c);
-    key(j, "copies");
+    wl_json_key(j, "copies");
     wl_json_lit(j, "[");
     for (int i = 0; i < n; i++) {
         wl_json_lit(j, i ? ",{\"kind\":" : "{\"kind\":");
         wl_json_str(j, c[i].kind);
-        key(j, "memory"), wl_json_str(j, c[i].memory);
-        key(j, "count"), wl_json_u64(j, c[i].count);
-        key(j, "bytes"), wl_json_u64(j, c[i].bytes);
-        key(j, "total_ns"), wl_json_u64(j, c[i].total_ns);
-        key(j, "gbps"), wl_json_double(j, c[i].gbps);
+        wl_json_key(j, "memory"), wl_json_str(j, c[i].memory);
+        wl_json_key(j, "count"), wl_json_u64(j, c[i].count);
+        wl_json_key(j, "bytes"), wl_json_u64(j, c[i].bytes);
+        wl_json_key(j, "total_ns"), wl_json_u64(j, c[i].total_ns);
+        wl_json_key(j, "gbps"), wl_json_double(j, c[i].gbps);
         wl_json_lit(j, "}");
     }
     wl_json_lit(j, "]");
@@ -311,25 +304,25 @@ static void write_overview(wl_json_out *j, wl_session *s, const wl_session_overv
 {
     wl_json_lit(j, "\"overview\":{\"title\":");
     wl_json_str(j, title);
-    key(j, "program"), wl_json_str(j, o->program);
-    key(j, "device"), wl_json_str(j, o->device_name);
-    key(j, "devices"), wl_json_i64(j, o->devices);
-    key(j, "processes"), wl_json_i64(j, o->processes);
-    key(j, "threads"), wl_json_i64(j, o->threads);
+    wl_json_key(j, "program"), wl_json_str(j, o->program);
+    wl_json_key(j, "device"), wl_json_str(j, o->device_name);
+    wl_json_key(j, "devices"), wl_json_i64(j, o->devices);
+    wl_json_key(j, "processes"), wl_json_i64(j, o->processes);
+    wl_json_key(j, "threads"), wl_json_i64(j, o->threads);
     uint64_t wall = o->last_ns > o->first_ns ? o->last_ns - o->first_ns : 0;
-    key(j, "wall_ns"), wl_json_u64(j, wall);
-    key(j, "gpu_busy_ns"), wl_json_u64(j, o->gpu_busy_ns);
-    key(j, "gpu_busy_pct"), wl_json_double(j, wall ? 100.0 * (double)o->gpu_busy_ns / (double)wall : 0.0);
-    key(j, "lost"), wl_json_u64(j, o->lost_total);
-    key(j, "complete"), wl_json_lit(j, o->complete ? "true" : "false");
+    wl_json_key(j, "wall_ns"), wl_json_u64(j, wall);
+    wl_json_key(j, "gpu_busy_ns"), wl_json_u64(j, o->gpu_busy_ns);
+    wl_json_key(j, "gpu_busy_pct"), wl_json_double(j, wall ? 100.0 * (double)o->gpu_busy_ns / (double)wall : 0.0);
+    wl_json_key(j, "lost"), wl_json_u64(j, o->lost_total);
+    wl_json_key(j, "complete"), wl_json_lit(j, o->complete ? "true" : "false");
     const struct { const char *k; uint64_t v; } f[] = {
         {"kernels", o->kernels}, {"memcpys", o->memcpys}, {"memsets", o->memsets}, {"api_calls", o->api_calls},
         {"syncs", o->syncs}, {"nvtx_ranges", o->nvtx_ranges}, {"scopes", o->scopes}};
     for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
-        key(j, f[i].k), wl_json_u64(j, f[i].v);
+        wl_json_key(j, f[i].k), wl_json_u64(j, f[i].v);
     char created[64];
     wl_session_meta(s, "started_unix", created, sizeof created);
-    key(j, "started_unix"), wl_json_str(j, created);
+    wl_json_key(j, "started_unix"), wl_json_str(j, created);
     wl_json_lit(j, "}");
 }
 
@@ -348,11 +341,11 @@ static void write_model(rp *r, const wl_report_stats *st)
         static const char *const kinds[] = {"", "process", "thread", "gpu", "stream", "lane", "counter"};
         wl_json_lit(j, i ? ",\n{\"id\":" : "\n{\"id\":");
         wl_json_u64(j, t->uuid);
-        key(j, "parent"), wl_json_u64(j, t->parent);
-        key(j, "kind"), wl_json_lit(j, "\""), wl_json_lit(j, kinds[t->type]), wl_json_lit(j, "\"");
-        key(j, "pid"), wl_json_u64(j, t->pid);
-        key(j, "sort"), wl_json_i64(j, t->sort);
-        key(j, "name"), wl_json_str(j, t->name);
+        wl_json_key(j, "parent"), wl_json_u64(j, t->parent);
+        wl_json_key(j, "kind"), wl_json_lit(j, "\""), wl_json_lit(j, kinds[t->type]), wl_json_lit(j, "\"");
+        wl_json_key(j, "pid"), wl_json_u64(j, t->pid);
+        wl_json_key(j, "sort"), wl_json_i64(j, t->sort);
+        wl_json_key(j, "name"), wl_json_str(j, t->name);
         wl_json_lit(j, "}");
     }
     wl_json_lit(j, "],\"names\":[");
@@ -392,9 +385,9 @@ static void write_model(rp *r, const wl_report_stats *st)
     }
     wl_json_lit(j, "],\"window\":{\"capped\":");
     wl_json_lit(j, st->capped ? "true" : "false");
-    key(j, "slices_total"), wl_json_u64(j, st->slices_total);
-    key(j, "slices_embedded"), wl_json_u64(j, r->n_slices);
-    key(j, "end_ns"), wl_json_u64(j, st->window_end_ns);
+    wl_json_key(j, "slices_total"), wl_json_u64(j, st->slices_total);
+    wl_json_key(j, "slices_embedded"), wl_json_u64(j, r->n_slices);
+    wl_json_key(j, "end_ns"), wl_json_u64(j, st->window_end_ns);
     wl_json_lit(j, "}");
 }
 

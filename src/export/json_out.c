@@ -89,6 +89,13 @@ void wl_json_str(wl_json_out *j, const char *s)
     put(j, '"');
 }
 
+void wl_json_key(wl_json_out *j, const char *k)
+{
+    put(j, ',');
+    wl_json_str(j, k);
+    put(j, ':');
+}
+
 void wl_json_u64(wl_json_out *j, uint64_t v)
 {
     char b[24];

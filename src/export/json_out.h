@@ -24,6 +24,7 @@ void wl_json_raw(wl_json_out *j, const char *s, size_t n);
 void wl_json_lit(wl_json_out *j, const char *s);          /* unescaped literal text */
 /* "escaped string"; '<' is written as \u003c so the text can sit inside an HTML <script>. */
 void wl_json_str(wl_json_out *j, const char *s);
+void wl_json_key(wl_json_out *j, const char *k);          /* ,"k": (a member after the first) */
 void wl_json_u64(wl_json_out *j, uint64_t v);
 void wl_json_i64(wl_json_out *j, int64_t v);
 void wl_json_double(wl_json_out *j, double v);            /* null when not finite; 6 digits */

@@ -47,13 +47,6 @@ wl_report_findings *wl_report_findings_start(wl_session *s)
     return f;
 }
 
-static void key(wl_json_out *j, const char *k)
-{
-    wl_json_lit(j, ",");
-    wl_json_str(j, k);
-    wl_json_lit(j, ":");
-}
-
 void wl_report_findings_write(wl_report_findings *f, wl_json_out *j, wl_session *s, uint64_t origin)
 {
     wl_report_findings local = {.rc = -1};
@@ -70,18 +63,18 @@ void wl_report_findings_write(wl_report_findings *f, wl_json_out *j, wl_session 
         const wl_finding *x = &f->r.findings[i];
         wl_json_lit(j, i ? ",\n{\"rule\":" : "\n{\"rule\":");
         wl_json_str(j, x->rule);
-        key(j, "severity"), wl_json_str(j, wl_severity_name(x->severity));
-        key(j, "title"), wl_json_str(j, x->title);
-        key(j, "estimated"), wl_json_lit(j, wl_finding_estimated(x) ? "true" : "false");
-        key(j, "gain_ns"), wl_json_double(j, x->gain_ns);
-        key(j, "gain_pct"), wl_json_double(j, x->gain_pct);
-        key(j, "estimate"), wl_json_str(j, x->estimate);
-        key(j, "measured"), wl_json_str(j, x->measured);
-        key(j, "fix"), wl_json_str(j, x->fix);
-        key(j, "t0"), wl_json_i64(j, x->start_ns >= origin ? (int64_t)(x->start_ns - origin) : 0);
-        key(j, "t1"), wl_json_i64(j, x->end_ns >= origin ? (int64_t)(x->end_ns - origin) : 0);
-        key(j, "span"), wl_json_str(j, x->span_name);
-        key(j, "evidence"), wl_json_lit(j, "[");
+        wl_json_key(j, "severity"), wl_json_str(j, wl_severity_name(x->severity));
+        wl_json_key(j, "title"), wl_json_str(j, x->title);
+        wl_json_key(j, "estimated"), wl_json_lit(j, wl_finding_estimated(x) ? "true" : "false");
+        wl_json_key(j, "gain_ns"), wl_json_double(j, x->gain_ns);
+        wl_json_key(j, "gain_pct"), wl_json_double(j, x->gain_pct);
+        wl_json_key(j, "estimate"), wl_json_str(j, x->estimate);
+        wl_json_key(j, "measured"), wl_json_str(j, x->measured);
+        wl_json_key(j, "fix"), wl_json_str(j, x->fix);
+        wl_json_key(j, "t0"), wl_json_i64(j, x->start_ns >= origin ? (int64_t)(x->start_ns - origin) : 0);
+        wl_json_key(j, "t1"), wl_json_i64(j, x->end_ns >= origin ? (int64_t)(x->end_ns - origin) : 0);
+        wl_json_key(j, "span"), wl_json_str(j, x->span_name);
+        wl_json_key(j, "evidence"), wl_json_lit(j, "[");
         for (int e = 0; e < x->n_evidence; e++) {
             wl_json_lit(j, e ? ",[" : "[");
             wl_json_str(j, x->evidence[e].key);

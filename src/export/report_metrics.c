@@ -7,13 +7,6 @@
 #include "analysis/range_view.h"
 #include "store/session_metrics.h"
 
-static void key(wl_json_out *j, const char *k)
-{
-    wl_json_lit(j, ",");
-    wl_json_str(j, k);
-    wl_json_lit(j, ":");
-}
-
 void wl_report_metric_object(wl_json_out *j, const wl_metric_acc *a, int passes)
 {
     wl_metric_summary s;
@@ -22,7 +15,7 @@ void wl_report_metric_object(wl_json_out *j, const wl_metric_acc *a, int passes)
     wl_metric_summary_values(&s, f);
     wl_json_lit(j, ",\"metrics\":{\"measured\":");
     wl_json_u64(j, a->kernels);
-    key(j, "passes"), wl_json_i64(j, passes);
+    wl_json_key(j, "passes"), wl_json_i64(j, passes);
     wl_json_lit(j, ",\"summary\":{");
     for (int i = 0; i < WL_METRIC_SUMMARY_FIELDS; i++) {
         if (i)
@@ -63,9 +56,9 @@ int wl_report_range_metrics(wl_json_out *j, wl_session *s, char *err, size_t err
         const wl_range_name *n = &v.r.names[g];
         wl_json_lit(j, rows++ ? ",\n{\"kind\":" : ",\"range_metrics\":[\n{\"kind\":");
         wl_json_str(j, n->kind == WL_RANGE_NVTX ? "nvtx" : "scope");
-        key(j, "domain"), wl_json_str(j, n->domain);
-        key(j, "name"), wl_json_str(j, n->name);
-        key(j, "count"), wl_json_u64(j, t.ranges);
+        wl_json_key(j, "domain"), wl_json_str(j, n->domain);
+        wl_json_key(j, "name"), wl_json_str(j, n->name);
+        wl_json_key(j, "count"), wl_json_u64(j, t.ranges);
         wl_report_metric_object(j, acc, v.metrics.max_passes);
         wl_json_lit(j, "}");
     }

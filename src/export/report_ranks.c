@@ -5,13 +5,6 @@
 
 #include "analysis/rank_steps.h"
 
-static void key(wl_json_out *j, const char *k)
-{
-    wl_json_lit(j, ",");
-    wl_json_str(j, k);
-    wl_json_lit(j, ":");
-}
-
 static void count_process(const wl_process_row *p, void *arg)
 {
     (void)p;
@@ -52,15 +45,15 @@ int wl_report_ranks(wl_json_out *j, wl_session *s)
         label(k, lab, sizeof lab);
         wl_json_lit(j, i ? ",{\"rank\":" : "{\"rank\":");
         wl_json_str(j, lab);
-        key(j, "host"), wl_json_str(j, k->host);
-        key(j, "pid"), wl_json_u64(j, k->pid);
-        key(j, "steps"), wl_json_i64(j, k->nsteps);
-        key(j, "mean_ns"), wl_json_double(j, k->nsteps ? (double)t.time_ns / k->nsteps : 0.0);
-        key(j, "gpu_busy_pct"), wl_json_double(j, t.time_ns ? 100.0 * (double)t.busy_ns / (double)t.time_ns : 0.0);
-        key(j, "collective_ns"), wl_json_u64(j, t.collective_ns);
-        key(j, "wait_ns"), wl_json_u64(j, t.wait_ns);
-        key(j, "copies"), wl_json_u64(j, t.copies);
-        key(j, "straggler_steps"), wl_json_i64(j, t.straggler_steps);
+        wl_json_key(j, "host"), wl_json_str(j, k->host);
+        wl_json_key(j, "pid"), wl_json_u64(j, k->pid);
+        wl_json_key(j, "steps"), wl_json_i64(j, k->nsteps);
+        wl_json_key(j, "mean_ns"), wl_json_double(j, k->nsteps ? (double)t.time_ns / k->nsteps : 0.0);
+        wl_json_key(j, "gpu_busy_pct"), wl_json_double(j, t.time_ns ? 100.0 * (double)t.busy_ns / (double)t.time_ns : 0.0);
+        wl_json_key(j, "collective_ns"), wl_json_u64(j, t.collective_ns);
+        wl_json_key(j, "wait_ns"), wl_json_u64(j, t.wait_ns);
+        wl_json_key(j, "copies"), wl_json_u64(j, t.copies);
+        wl_json_key(j, "straggler_steps"), wl_json_i64(j, t.straggler_steps);
         wl_json_lit(j, "}");
     }
     wl_json_lit(j, "],\"steps\":[");
@@ -70,10 +63,10 @@ int wl_report_ranks(wl_json_out *j, wl_session *s)
         label(&r.ranks[q->straggler], lab, sizeof lab);
         wl_json_lit(j, i ? ",{\"step\":" : "{\"step\":");
         wl_json_i64(j, i);
-        key(j, "mean_ns"), wl_json_u64(j, q->mean_ns);
-        key(j, "max_ns"), wl_json_u64(j, q->max_ns);
-        key(j, "straggler"), wl_json_str(j, lab);
-        key(j, "imbalance_pct"), wl_json_double(j, q->imbalance_pct);
+        wl_json_key(j, "mean_ns"), wl_json_u64(j, q->mean_ns);
+        wl_json_key(j, "max_ns"), wl_json_u64(j, q->max_ns);
+        wl_json_key(j, "straggler"), wl_json_str(j, lab);
+        wl_json_key(j, "imbalance_pct"), wl_json_double(j, q->imbalance_pct);
         wl_json_lit(j, "}");
     }
     wl_json_lit(j, "]}");
