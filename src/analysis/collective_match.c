@@ -2,18 +2,11 @@
  * once with its key, sorted by key to find each one's first and last arrival, then the ends kept
  * sorted by (pid, stream, start) for the exporters' lookups. */
 #include "analysis/collective_match.h"
+#include "common/fnv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325u;
-    for (; *s; s++)
-        h = (h ^ (uint8_t)*s) * 0x100000001b3u;
-    return h;
-}
 
 static uint64_t mix(uint64_t x)
 {
@@ -36,7 +29,7 @@ uint64_t wl_coll_key(wl_coll_keyer *kr, const wl_collective *c)
         kr->stream_ord++;
         kr->k = 0;
     }
-    uint64_t key = hash_str(c->name) ^ mix((uint64_t)kr->stream_ord << 32 | (uint32_t)kr->k);
+    uint64_t key = wl_fnv1a_str(c->name) ^ mix((uint64_t)kr->stream_ord << 32 | (uint32_t)kr->k);
     kr->k++;
     return key;
 }

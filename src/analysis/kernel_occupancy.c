@@ -1,5 +1,6 @@
 /* Occupancy of recorded kernels and the configuration cache (see kernel_occupancy.h). */
 #include "analysis/kernel_occupancy.h"
+#include "common/fnv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,11 +243,7 @@ const wl_occ_device *wl_occ_cache_device(wl_occ_cache *c, uint32_t pid, uint32_t
 static uint64_t hash_key(const cache_key *k)
 {
     /* FNV-1a over the key's bytes (the key has no padding: 8 x 4 bytes, then 2 x 8). */
-    const unsigned char *p = (const unsigned char *)k;
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < sizeof *k; i++)
-        h = (h ^ p[i]) * 1099511628211ull;
-    return h;
+    return wl_fnv1a(WL_FNV_OFFSET, k, sizeof *k);
 }
 
 static int grow(wl_occ_cache *c)

@@ -2,6 +2,7 @@
  * written with write(2) when it fills or on flush, strings interned so a kernel name is stored
  * once. Only the writer thread calls these functions (and the exit path after it has stopped). */
 #include "capture/recorder.h"
+#include "common/fnv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,14 +92,6 @@ void wl_capw_record(uint16_t type, const void *payload, uint32_t size)
     g_records++;
 }
 
-static uint64_t fnv1a(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 1099511628211ull;
-    return h;
-}
-
 static uint32_t emit_string(const char *s, uint32_t len)
 {
     uint32_t id = g_next_string++;
@@ -126,7 +119,7 @@ uint32_t wl_capw_string_n(const char *s, size_t n)
         return 0;
     if (n > WLCAP_MAX_PAYLOAD - sizeof(wlcap_string))
         n = WLCAP_MAX_PAYLOAD - sizeof(wlcap_string);
-    uint64_t h = fnv1a(s, n);
+    uint64_t h = wl_fnv1a(WL_FNV_OFFSET, s, n);
     /* open addressing; once the table is 3/4 full new strings are written without interning */
     uint32_t i = (uint32_t)(h & (STR_TABLE_SIZE - 1));
     for (uint32_t probe = 0; probe < STR_TABLE_SIZE; probe++, i = (i + 1) & (STR_TABLE_SIZE - 1)) {

@@ -3,6 +3,7 @@
  * end points and GPU fill points (all bounded by the slice cap) are kept and written after them,
  * followed by the summary tables. */
 #include "export/html_report.h"
+#include "common/fnv.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -57,14 +58,6 @@ typedef struct rp {
 
 static int grow(void **p, size_t *cap, size_t n, size_t elem) { return wl_grow(p, cap, n, elem, 256); }
 
-static uint64_t hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static int64_t intern(rp *r, const char *s)
 {
     if ((r->n_names + 1) * 2 > r->hash_cap) {
@@ -73,7 +66,7 @@ static int64_t intern(rp *r, const char *s)
         if (!h)
             return -1;
         for (size_t i = 0; i < r->n_names; i++) {
-            size_t k = hash_str(r->names[i]) & (nc - 1);
+            size_t k = wl_fnv1a_str(r->names[i]) & (nc - 1);
             while (h[k])
                 k = (k + 1) & (nc - 1);
             h[k] = (int64_t)i + 1;
@@ -82,7 +75,7 @@ static int64_t intern(rp *r, const char *s)
         r->hash = h;
         r->hash_cap = nc;
     }
-    size_t k = hash_str(s) & (r->hash_cap - 1);
+    size_t k = wl_fnv1a_str(s) & (r->hash_cap - 1);
     while (r->hash[k]) {
         if (!strcmp(r->names[r->hash[k] - 1], s))
             return r->hash[k] - 1;

@@ -3,6 +3,7 @@
  * compared byte for byte with the line the file's current stat gives, so nothing read from the
  * cache is parsed. */
 #include "store/check_cache.h"
+#include "common/fnv.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -21,31 +22,23 @@
 #define FRESH_NS 100000000ll          /* times this recent may still move within their tick */
 #define COARSE_FRESH_NS 2000000000ll  /* file systems that keep whole seconds (or two) */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ b[i]) * 0x100000001b3ull;
-    return h;
-}
-
-static uint64_t fnv_str(uint64_t h, const char *s) { return fnv(h, s ? s : "", s ? strlen(s) + 1 : 1); }
+static uint64_t fnv_str(uint64_t h, const char *s) { return wl_fnv1a(h, s ? s : "", s ? strlen(s) + 1 : 1); }
 
 /* What this build accepts: every table and column rule, every index, the revision of the checks'
  * logic and the schema version. */
 static uint64_t contract_fingerprint(void)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = WL_FNV_OFFSET;
     int64_t fixed[] = {WL_CONTRACT_REVISION, WL_SCHEMA_VERSION, WL_TIME_MAX};
-    h = fnv(h, fixed, sizeof fixed);
+    h = wl_fnv1a(h, fixed, sizeof fixed);
     for (int t = 0; t < WL_CONTRACT_TABLES; t++) {
         const wl_table_rule *r = &WL_CONTRACT[t];
         int64_t head[] = {r->required, r->rowid, r->ncols, r->relate != NULL};
-        h = fnv(fnv_str(h, r->name), head, sizeof head);
+        h = wl_fnv1a(fnv_str(h, r->name), head, sizeof head);
         for (int c = 0; c < r->ncols; c++) {
             const wl_col_rule *col = &r->cols[c];
             int64_t v[] = {col->kind, col->null_ok, col->optional, col->lo, col->hi};
-            h = fnv(fnv_str(h, col->name), v, sizeof v);
+            h = wl_fnv1a(fnv_str(h, col->name), v, sizeof v);
         }
     }
     for (int i = 0; i < WL_INDEX_COUNT; i++)
@@ -97,7 +90,7 @@ static void identity_line(const struct stat *sb, char *out, size_t n)
 static int slot_path(const struct stat *sb, const char *dir, char *out, size_t n)
 {
     uint64_t k[2] = {(uint64_t)sb->st_dev, (uint64_t)sb->st_ino};
-    uint64_t h = fnv(0xcbf29ce484222325ull, k, sizeof k);
+    uint64_t h = wl_fnv1a(WL_FNV_OFFSET, k, sizeof k);
     int w = snprintf(out, n, "%s/%03x", dir, (unsigned)(h % SLOTS));
     return w > 0 && (size_t)w < n ? 0 : -1;
 }

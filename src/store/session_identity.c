@@ -1,5 +1,6 @@
 /* Kernel identity: operation, shape, tier, application thread (see session_identity.h). */
 #include "store/session_identity.h"
+#include "common/fnv.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,9 +75,7 @@ typedef struct op_table {
 
 static uint64_t hash(const char *s, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (uint8_t)s[i]) * 0x100000001b3u;
+    uint64_t h = wl_fnv1a(WL_FNV_OFFSET, s, n);
     return h ^ (h >> 29);
 }
 

@@ -4,6 +4,7 @@
  * (sum/min/max/avg leave NULL durations out; a NULL name is its own group; most time first, then
  * by name as the grouping ordered them). */
 #include "store/session_scan.h"
+#include "common/fnv.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -50,10 +51,7 @@ typedef struct api_hash {
 
 static uint64_t hash_bytes(const unsigned char *p, int n, int type)
 {
-    uint64_t h = 0xcbf29ce484222325ull ^ (uint64_t)type;
-    for (int i = 0; i < n; i++)
-        h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
+    return wl_fnv1a(WL_FNV_OFFSET ^ (uint64_t)type, p, (size_t)n);
 }
 
 static uint64_t acc_hash(const void *e, const void *arg)
