@@ -421,11 +421,16 @@ static int merge_agg(agg *to, const agg *from)
         n->queue_sum = (int64_t)((uint64_t)n->queue_sum + (uint64_t)f->queue_sum), n->queue_n += f->queue_n;
         n->submit_sum = (int64_t)((uint64_t)n->submit_sum + (uint64_t)f->submit_sum), n->submit_n += f->submit_n;
         n->launch_sum = (int64_t)((uint64_t)n->launch_sum + (uint64_t)f->launch_sum), n->launch_n += f->launch_n;
-        for (size_t d = 0; d < f->n_dur; d++) {
-            if (wl_grow((void **)&n->dur, &n->cap_dur, n->n_dur, sizeof *n->dur, 64))
+        if (f->n_dur && n->n_dur + f->n_dur > n->cap_dur) { /* the other half's durations in one piece */
+            uint64_t *d = realloc(n->dur, (n->n_dur + f->n_dur) * sizeof *d);
+            if (!d)
                 return -1;
-            n->dur[n->n_dur++] = f->dur[d];
+            n->dur = d;
+            n->cap_dur = n->n_dur + f->n_dur;
         }
+        if (f->n_dur)
+            memcpy(n->dur + n->n_dur, f->dur, f->n_dur * sizeof *f->dur);
+        n->n_dur += f->n_dur;
     }
     const key_hash *src[2] = {&from->cfg, &from->pair};
     key_hash *dst[2] = {&to->cfg, &to->pair};
