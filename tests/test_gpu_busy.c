@@ -140,8 +140,44 @@ static void run_case(size_t n, size_t disorder, int with_copies)
     free(all);
 }
 
+/* The same kernels folded in two parts, split at a random row (as two threads read two halves of
+ * the table), each keeping its segments: the union of the two equals the brute force. */
+static void run_split(size_t n, size_t disorder, int with_copies, size_t keep_max)
+{
+    iv *k = malloc((n ? n : 1) * sizeof *k), *all = malloc((n + 4000) * sizeof *all);
+    size_t na = 0;
+    sqlite3 *db = copies_db(all, &na, with_copies);
+    size_t nk = make_kernels(k, n, disorder), cut = nk ? rnd() % (nk + 1) : 0;
+    wl_busy *b[2] = {wl_busy_open(db), wl_busy_open(db)};
+    CHECK(b[0] && b[1], "open");
+    wl_busy_keep(b[0], keep_max);
+    wl_busy_keep(b[1], keep_max);
+    for (size_t i = 0; b[0] && b[1] && i < nk; i++) {
+        wl_busy_kernel(b[i >= cut], k[i].pid, k[i].dev, k[i].s, k[i].e);
+        all[na++] = k[i];
+    }
+    uint64_t got = 1;
+    int rc = wl_busy_close_pair(b[0], b[1], &got);
+    uint64_t want = brute(all, na);
+    if (keep_max < 1000)
+        CHECK(rc == -1 && got == 0, "split n %zu: %zu segments kept at most: refused (rc %d)", n, keep_max, rc);
+    else
+        CHECK(rc == 0 && got == want, "split n %zu disorder %zu copies %d cut %zu: busy %llu (rc %d), brute force %llu",
+              n, disorder, with_copies, cut, (unsigned long long)got, rc, (unsigned long long)want);
+    sqlite3_close(db);
+    free(k);
+    free(all);
+}
+
 int main(void)
 {
+    for (int i = 0; i < 4; i++) {
+        run_split(0, 0, i & 1, 1u << 20);
+        run_split(200000, 0, i & 1, 1u << 20);
+        run_split(200000, 64, 1, 1u << 20);
+        run_split(200000, 4000, i & 1, 1u << 20);
+    }
+    run_split(200000, 0, 1, 100); /* past the segments' bound */
     run_case(0, 0, 0);
     run_case(0, 0, 1);
     run_case(1, 0, 1);

@@ -1,7 +1,11 @@
-/* GPU busy time without sorting the kernel table (see gpu_busy.h). Per device: a min-heap of up
+/* GPU busy time without sorting the kernel table (see gpu_busy.h). Per device: a window of up
  * to REORDER kernels by start; when it is full the earliest leaves it, after the copies and sets
  * that start no later, and joins the device's running union. A kernel that starts before one
- * already taken into the union breaks the order: the result is refused. */
+ * already taken into the union breaks the order: the result is refused.
+ * Tables come nearly in start order, so the window is first a sorted run that a kernel joins at
+ * the end, or a few places before it (no heap work per kernel). When the places moved add up to
+ * more than SHIFT_MAX a kernel on average (the order is far from start order), the device's
+ * window turns into a min-heap (a sorted run already is one). */
 #include "store/gpu_busy.h"
 
 #include <stdlib.h>
@@ -10,6 +14,7 @@
 #include "common/grow.h"
 
 #define REORDER 8192 /* kernels held per device: far more than can run at once on any GPU */
+#define SHIFT_MAX 16 /* places kernels may move back in the sorted run, on average */
 
 typedef struct span {
     uint64_t s, e;
@@ -22,12 +27,16 @@ typedef struct copy {
 
 typedef struct dev_state {
     int64_t pid, dev;
-    span *heap;
-    size_t n;
+    span *heap;                 /* 2 * REORDER: sorted, the run is heap[head, head + n); else a heap of n */
+    size_t head, n;
+    uint64_t pushed, moved;     /* kernels into the sorted run, places they moved back */
+    int is_heap;
     size_t copy_next, copy_end; /* this device's copies and sets: copies[copy_next, copy_end) */
     uint64_t last;              /* start of the last interval taken into the union */
     uint64_t cur_s, cur_e, busy;
     int open;
+    span *segs;                 /* with wl_busy_keep: the union's segments, in order */
+    size_t nsegs, capsegs;
 } dev_state;
 
 struct wl_busy {
@@ -35,13 +44,27 @@ struct wl_busy {
     size_t nd, capd, hit;
     copy *copies;
     size_t ncopies, capcopies;
+    size_t keep_max, kept;      /* segments kept (wl_busy_keep), over all devices */
     int failed;
 };
 
-static void take(dev_state *d, uint64_t s, uint64_t e, int *failed)
+/* A closed segment of the union, kept when asked; past keep_max the result is refused. */
+static void keep(wl_busy *b, dev_state *d, uint64_t s, uint64_t e)
+{
+    if (!b->keep_max)
+        return;
+    if (b->kept == b->keep_max || wl_grow((void **)&d->segs, &d->capsegs, d->nsegs, sizeof *d->segs, 64)) {
+        b->failed = 1;
+        return;
+    }
+    d->segs[d->nsegs++] = (span){s, e};
+    b->kept++;
+}
+
+static void take(wl_busy *b, dev_state *d, uint64_t s, uint64_t e)
 {
     if (s < d->last) {
-        *failed = 1;
+        b->failed = 1;
         return;
     }
     d->last = s;
@@ -49,6 +72,7 @@ static void take(dev_state *d, uint64_t s, uint64_t e, int *failed)
         d->cur_s = s, d->cur_e = e, d->open = 1;
     } else if (s > d->cur_e) {
         d->busy += d->cur_e - d->cur_s;
+        keep(b, d, d->cur_s, d->cur_e);
         d->cur_s = s, d->cur_e = e;
     } else if (e > d->cur_e) {
         d->cur_e = e;
@@ -60,9 +84,9 @@ static void take_kernel(wl_busy *b, dev_state *d, span k)
 {
     while (d->copy_next < d->copy_end && b->copies[d->copy_next].s <= k.s) {
         const copy *c = &b->copies[d->copy_next++];
-        take(d, c->s, c->e, &b->failed);
+        take(b, d, c->s, c->e);
     }
-    take(d, k.s, k.e, &b->failed);
+    take(b, d, k.s, k.e);
 }
 
 static span heap_pop(dev_state *d)
@@ -161,12 +185,58 @@ wl_busy *wl_busy_open(sqlite3 *db)
     return b;
 }
 
+/* The earliest kernel in the window leaves it. */
+static span window_pop(dev_state *d)
+{
+    if (d->is_heap)
+        return heap_pop(d);
+    d->n--;
+    return d->heap[d->head++];
+}
+
+static void window_push(dev_state *d, span x)
+{
+    if (d->is_heap) {
+        heap_push(d, x);
+        return;
+    }
+    span *w = d->heap;
+    if (d->head + d->n == 2 * REORDER) { /* the run reached the end: back to the start */
+        memmove(w, w + d->head, d->n * sizeof *w);
+        d->head = 0;
+    }
+    size_t end = d->head + d->n, pos = end;
+    if (pos > d->head && w[pos - 1].s > x.s) { /* after the last that starts no later */
+        size_t lo = d->head, hi = end - 1;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (w[mid].s > x.s)
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        pos = lo;
+    }
+    d->pushed++;
+    d->moved += end - pos;
+    if (d->moved > SHIFT_MAX * d->pushed + 4 * REORDER) { /* far from start order: a heap from here on */
+        memmove(w, w + d->head, d->n * sizeof *w);
+        d->head = 0;
+        d->is_heap = 1;
+        heap_push(d, x);
+        return;
+    }
+    memmove(w + pos + 1, w + pos, (end - pos) * sizeof *w);
+    w[pos] = x;
+    d->n++;
+}
+
 void wl_busy_kernel(wl_busy *b, int64_t pid, int64_t device_id, uint64_t start, uint64_t end)
 {
     if (b->failed)
         return;
     dev_state *d = device(b, pid, device_id);
-    if (!d || (!d->heap && !(d->heap = malloc(REORDER * sizeof *d->heap)))) {
+    if (!d || (!d->heap && !(d->heap = malloc(2 * REORDER * sizeof *d->heap)))) {
         b->failed = 1;
         return;
     }
@@ -175,8 +245,45 @@ void wl_busy_kernel(wl_busy *b, int64_t pid, int64_t device_id, uint64_t start, 
         return;
     }
     if (d->n == REORDER)
-        take_kernel(b, d, heap_pop(d));
-    heap_push(d, (span){start, end});
+        take_kernel(b, d, window_pop(d));
+    window_push(d, (span){start, end});
+}
+
+void wl_busy_keep(wl_busy *b, size_t max_segments)
+{
+    if (b)
+        b->keep_max = max_segments;
+}
+
+/* Everything left in the windows and the copies taken into the unions (the open segments kept);
+ * the summed busy time. */
+static uint64_t finish(wl_busy *b)
+{
+    uint64_t busy = 0;
+    for (size_t i = 0; i < b->nd; i++) {
+        dev_state *d = &b->d[i];
+        while (!b->failed && d->n)
+            take_kernel(b, d, window_pop(d));
+        while (!b->failed && d->copy_next < d->copy_end) {
+            const copy *c = &b->copies[d->copy_next++];
+            take(b, d, c->s, c->e);
+        }
+        if (d->open)
+            keep(b, d, d->cur_s, d->cur_e);
+        busy += d->busy + (d->open ? d->cur_e - d->cur_s : 0);
+    }
+    return busy;
+}
+
+static void release(wl_busy *b)
+{
+    for (size_t i = 0; i < b->nd; i++) {
+        free(b->d[i].heap);
+        free(b->d[i].segs);
+    }
+    free(b->d);
+    free(b->copies);
+    free(b);
 }
 
 int wl_busy_close(wl_busy *b, uint64_t *ns)
@@ -184,24 +291,59 @@ int wl_busy_close(wl_busy *b, uint64_t *ns)
     *ns = 0;
     if (!b)
         return -1;
-    uint64_t busy = 0;
-    for (size_t i = 0; i < b->nd; i++) {
-        dev_state *d = &b->d[i];
-        while (!b->failed && d->n)
-            take_kernel(b, d, heap_pop(d));
-        while (!b->failed && d->copy_next < d->copy_end) {
-            const copy *c = &b->copies[d->copy_next++];
-            take(d, c->s, c->e, &b->failed);
-        }
-        busy += d->busy + (d->open ? d->cur_e - d->cur_s : 0);
-        free(d->heap);
-    }
+    uint64_t busy = finish(b);
     int failed = b->failed;
-    free(b->d);
-    free(b->copies);
-    free(b);
+    release(b);
     if (failed)
         return -1;
     *ns = busy;
+    return 0;
+}
+
+/* The length of the union of two ordered lists of disjoint segments. */
+static uint64_t union_of(const span *x, size_t nx, const span *y, size_t ny)
+{
+    uint64_t busy = 0, cs = 0, ce = 0;
+    int open = 0;
+    for (size_t i = 0, j = 0; i < nx || j < ny;) {
+        span v = j == ny || (i < nx && x[i].s <= y[j].s) ? x[i++] : y[j++];
+        if (!open || v.s > ce) {
+            busy += open ? ce - cs : 0;
+            cs = v.s, ce = v.e, open = 1;
+        } else if (v.e > ce) {
+            ce = v.e;
+        }
+    }
+    return busy + (open ? ce - cs : 0);
+}
+
+int wl_busy_close_pair(wl_busy *a, wl_busy *b, uint64_t *ns)
+{
+    *ns = 0;
+    if (!a || !b) {
+        if (a)
+            release(a);
+        if (b)
+            release(b);
+        return -1;
+    }
+    uint64_t busy_b = finish(b);
+    (void)finish(a);
+    int failed = a->failed || b->failed;
+    uint64_t busy = 0;
+    for (size_t i = 0; !failed && i < a->nd; i++) {
+        const dev_state *d = &a->d[i], *e = NULL;
+        for (size_t j = 0; j < b->nd && !e; j++)
+            if (b->d[j].pid == d->pid && b->d[j].dev == d->dev)
+                e = &b->d[j];
+        busy += union_of(d->segs, d->nsegs, e ? e->segs : NULL, e ? e->nsegs : 0);
+        if (e)
+            busy_b -= e->busy + (e->open ? e->cur_e - e->cur_s : 0); /* counted in the union */
+    }
+    release(a);
+    release(b);
+    if (failed)
+        return -1;
+    *ns = busy + busy_b; /* b's devices that a has not */
     return 0;
 }

@@ -252,7 +252,8 @@ sqlite3 *wl_cur_db(wl_session *s, char *err, size_t err_size)
     int rc = !path || !path[0] ? SQLITE_CANTOPEN
                                : sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
     /* the same guard as the session's connection: the cursors see the same sound rows */
-    if (rc == SQLITE_OK && (sqlite3_busy_timeout(db, 2000) != SQLITE_OK || wl_guard_install(s->guard, db)))
+    if (rc == SQLITE_OK && (sqlite3_busy_timeout(db, 2000) != SQLITE_OK || wl_guard_install(s->guard, db) ||
+                             wl_sql_fold_register(db)))
         rc = sqlite3_errcode(db) ? sqlite3_errcode(db) : SQLITE_ERROR;
     if (rc != SQLITE_OK) {
         if (err && err_size)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "store/gpu_busy.h"
 #include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
 #include "store/session_scan.h"
@@ -83,10 +84,13 @@ static int key_cmp(const int64_t *a, const int64_t *b, int nk)
 
 /* The k-th smallest (0-based) of v[0..n): 16 bits at a time, the candidates sharing the chosen
  * leading digits are swapped to the front (v keeps the same values, in another order). */
-static uint64_t select_rank(uint64_t *v, size_t n, size_t k, uint32_t *hist)
+static uint64_t select_rank(uint64_t *v, size_t n, size_t k, uint64_t max, uint32_t *hist)
 {
     size_t lo = 0, cnt = n;
-    for (int shift = 48; shift >= 0; shift -= 16) {
+    int top = 48; /* digits above max's highest are 0 in every value: no pass over them */
+    while (top > 0 && !(max >> top))
+        top -= 16;
+    for (int shift = top; shift >= 0; shift -= 16) {
         memset(hist, 0, 65536 * sizeof *hist);
         for (size_t i = lo; i < lo + cnt; i++)
             hist[v[i] >> shift & 0xffff]++;
@@ -107,13 +111,13 @@ static uint64_t select_rank(uint64_t *v, size_t n, size_t k, uint32_t *hist)
     return v[lo + k];
 }
 
-static uint64_t nearest_rank(uint64_t *v, size_t n, double pct, uint32_t *hist)
+static uint64_t nearest_rank(uint64_t *v, size_t n, double pct, uint64_t max, uint32_t *hist)
 {
     if (!n)
         return 0;
     size_t rank = (size_t)(pct / 100.0 * (double)n + 0.999999999);
     rank = rank < 1 ? 1 : rank > n ? n : rank;
-    return select_rank(v, n, rank - 1, hist);
+    return select_rank(v, n, rank - 1, max, hist);
 }
 
 /* ---- the pass ------------------------------------------------------------------------------- */
@@ -129,6 +133,7 @@ typedef struct name_acc {
     size_t n_dur, cap_dur;
     uint64_t configs;          /* distinct (grid, block) without NULLs */
     const key_entry *top;      /* most frequent (grid, block) */
+    size_t last_cfg, last_cap; /* index + 1 of its last row's configuration, in a table of last_cap */
 } name_acc;
 
 typedef struct agg {
@@ -136,7 +141,9 @@ typedef struct agg {
     name_acc *names;
     size_t n_names, cap_names;
     key_hash name_ix;          /* name_id -> index in names */
-    key_hash cfg, pair;        /* (name_id, pid, device, launch configuration) and (name_id, grid, block) */
+    key_hash cfg;              /* (name_id, pid, device, launch configuration), counted per row */
+    key_hash pair;             /* (name_id, grid, block), made from cfg once every row is in */
+    wl_busy *busy;             /* when asked: the timed kernels' busy time (gpu_busy.h) */
 } agg;
 
 static name_acc *find_name(agg *a, int64_t id)
@@ -168,74 +175,83 @@ static name_acc *find_name(agg *a, int64_t id)
     " k.duration_ns, k.queue_delay_ns, k.submit_delay_ns, a.duration_ns, k.start_ns, k.end_ns"
 
 /* The overview's kernel figures (as SQL's count, min and max read them, NULLs left out). */
-static void overview_row(agg *a, sqlite3_stmt *st, int timed)
+static void overview_row(agg *a, sqlite3_value **v, int timed)
 {
     wl_kernel_overview *o = &a->ov;
     o->kernels++;
     o->no_timestamp += !timed;
-    wl_fold_min_col(&o->first_ns, &o->has_first, st, 23);
-    wl_fold_max_col(&o->last_ns, &o->has_last, st, 24);
+    wl_fold_min_val(&o->first_ns, &o->has_first, v[23]);
+    wl_fold_max_val(&o->last_ns, &o->has_last, v[24]);
 }
 
-static void take_max(int64_t *m, int *has, sqlite3_stmt *st, int col)
+static void take_max(int64_t *m, int *has, sqlite3_value *v)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (sqlite3_value_type(v) == SQLITE_NULL)
         return;
-    int64_t v = sqlite3_column_int64(st, col);
-    if (!*has || v > *m)
-        *m = v, *has = 1;
+    int64_t x = sqlite3_value_int64(v);
+    if (!*has || x > *m)
+        *m = x, *has = 1;
 }
 
-static void take_mean(int64_t *sum, uint64_t *n, sqlite3_stmt *st, int col)
+static void take_mean(int64_t *sum, uint64_t *n, sqlite3_value *v)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+    if (sqlite3_value_type(v) == SQLITE_NULL)
         return;
-    *sum = (int64_t)((uint64_t)*sum + (uint64_t)sqlite3_column_int64(st, col)); /* (wraps, as no real session does) */
+    *sum = (int64_t)((uint64_t)*sum + (uint64_t)sqlite3_value_int64(v)); /* (wraps, as no real session does) */
     (*n)++;
 }
 
-static int row(agg *a, sqlite3_stmt *st)
+/* One row's columns (COLS) folded into the agg at arg (wl_sql_fold). */
+static int row(void *arg, sqlite3_value **v)
 {
+    agg *a = arg;
     int64_t k[NCFG + 1] = {0};
     for (int i = 0; i < NCFG; i++) {
-        if (sqlite3_column_type(st, i) == SQLITE_NULL)
+        if (sqlite3_value_type(v[i]) == SQLITE_NULL)
             k[NCFG] |= 1ll << i;
         else
-            k[i] = sqlite3_column_int64(st, i);
+            k[i] = sqlite3_value_int64(v[i]);
     }
     name_acc *n = find_name(a, k[0]);
     if (!n)
         return -1;
-    overview_row(a, st, sqlite3_column_int64(st, 18) != 0);
-    int has_dur = sqlite3_column_type(st, 19) != SQLITE_NULL;
-    uint64_t dur = (uint64_t)sqlite3_column_int64(st, 19);
+    int64_t timed = sqlite3_value_int64(v[18]);
+    overview_row(a, v, timed != 0);
+    int has_dur = sqlite3_value_type(v[19]) != SQLITE_NULL;
+    uint64_t dur = (uint64_t)sqlite3_value_int64(v[19]);
     n->calls++;
-    n->timed += (uint64_t)sqlite3_column_int64(st, 18);
+    n->timed += (uint64_t)timed;
     if (has_dur) {
         n->total += dur;
         n->dur_n++;
         n->min = dur < n->min ? dur : n->min;
         n->max = dur > n->max ? dur : n->max;
     }
-    take_max(&n->regs, &n->has_regs, st, 12);
-    take_max(&n->smem_static, &n->has_static, st, 13);
-    take_max(&n->smem_dynamic, &n->has_dynamic, st, 14);
-    take_mean(&n->queue_sum, &n->queue_n, st, 20);
-    take_mean(&n->submit_sum, &n->submit_n, st, 21);
-    take_mean(&n->launch_sum, &n->launch_n, st, 22);
-    if (sqlite3_column_int64(st, 18)) {
+    take_max(&n->regs, &n->has_regs, v[12]);
+    take_max(&n->smem_static, &n->has_static, v[13]);
+    take_max(&n->smem_dynamic, &n->has_dynamic, v[14]);
+    take_mean(&n->queue_sum, &n->queue_n, v[20]);
+    take_mean(&n->submit_sum, &n->submit_n, v[21]);
+    take_mean(&n->launch_sum, &n->launch_n, v[22]);
+    if (timed) {
         if (wl_grow((void **)&n->dur, &n->cap_dur, n->n_dur, sizeof *n->dur, 64))
             return -1;
         n->dur[n->n_dur++] = dur; /* (a NULL duration ranks as 0, as it read before) */
+        if (a->busy)
+            wl_busy_kernel(a->busy, k[1], k[2], (uint64_t)sqlite3_value_int64(v[23]),
+                           (uint64_t)sqlite3_value_int64(v[24]));
     }
-    /* (name, pid, device, configuration): the configuration table */
-    key_entry *c = key_find(&a->cfg, k);
-    int64_t p[NCFG + 1] = {k[0], k[3], k[4], k[5], k[6], k[7], k[8]};
-    p[NPAIR] = (k[NCFG] & 1) | (k[NCFG] >> 3 & 0x3f) << 1;
-    key_entry *g = c ? key_find(&a->pair, p) : NULL;
-    if (!g)
+    /* (name, pid, device, configuration): the configuration table. A name's launches mostly repeat
+     * its last configuration: that entry is compared before the key is hashed (the index holds
+     * while the table has not grown, which moves every entry) */
+    key_entry *c = NULL;
+    if (n->last_cfg && n->last_cap == a->cfg.cap && !memcmp(a->cfg.e[n->last_cfg - 1].k, k, sizeof k))
+        c = &a->cfg.e[n->last_cfg - 1];
+    else if ((c = key_find(&a->cfg, k)) != NULL)
+        n->last_cfg = (size_t)(c - a->cfg.e) + 1, n->last_cap = a->cfg.cap;
+    if (!c)
         return -1;
-    c->calls++, g->calls++;
+    c->calls++;
     c->total += has_dur ? dur : 0;
     return 0;
 }
@@ -264,9 +280,29 @@ static int cfg_order(const void *x, const void *y)
 
 static double mean(int64_t sum, uint64_t n) { return n ? (double)sum / (double)n : 0.0; }
 
+/* (name, grid, block) from the configurations: each configuration's calls counted once. */
+static int make_pairs(agg *a)
+{
+    for (size_t i = 0; i < a->cfg.cap; i++) {
+        const key_entry *c = &a->cfg.e[i];
+        if (!c->used)
+            continue;
+        const int64_t *k = c->k;
+        int64_t p[NCFG + 1] = {k[0], k[3], k[4], k[5], k[6], k[7], k[8]};
+        p[NPAIR] = (k[NCFG] & 1) | (k[NCFG] >> 3 & 0x3f) << 1;
+        key_entry *g = key_find(&a->pair, p);
+        if (!g)
+            return -1;
+        g->calls += c->calls;
+    }
+    return 0;
+}
+
 /* The summaries of the names kernel_name knows, most GPU time first. */
 static int summaries(sqlite3 *db, agg *a, wl_kernel_aggregate *out)
 {
+    if (make_pairs(a))
+        return -1;
     for (size_t i = 0; i < a->pair.cap; i++) {
         const key_entry *e = &a->pair.e[i];
         name_acc *n = e->used ? find_name(a, e->k[0]) : NULL;
@@ -311,8 +347,8 @@ static int summaries(sqlite3 *db, agg *a, wl_kernel_aggregate *out)
             r->grid[d] = (int)n->top->k[1 + d];
             r->block[d] = (int)n->top->k[4 + d];
         }
-        r->p50_ns = nearest_rank(n->dur, n->n_dur, 50, hist);
-        r->p99_ns = nearest_rank(n->dur, n->n_dur, 99, hist);
+        r->p50_ns = nearest_rank(n->dur, n->n_dur, 50, n->max, hist);
+        r->p99_ns = nearest_rank(n->dur, n->n_dur, 99, n->max, hist);
     }
     sqlite3_finalize(st);
     free(hist);
@@ -383,19 +419,16 @@ static int read_rows(sqlite3 *db, agg *a, int ranged, int64_t lo, int64_t hi)
 {
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(db,
-                           ranged ? "SELECT " COLS " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id"
-                                    " WHERE k.rowid BETWEEN ?1 AND ?2"
-                                  : "SELECT " COLS " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id",
+                           ranged ? "SELECT wl_fold(?1, " COLS ") FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id"
+                                    " WHERE k.rowid BETWEEN ?2 AND ?3"
+                                  : "SELECT wl_fold(?1, " COLS ") FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id",
                            -1, &st, NULL) != SQLITE_OK)
         return -1;
-    sqlite3_bind_int64(st, 1, lo);
-    sqlite3_bind_int64(st, 2, hi);
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW)
-        if (row(a, st))
-            break;
+    sqlite3_bind_int64(st, 2, lo);
+    sqlite3_bind_int64(st, 3, hi);
+    int rc = wl_sql_fold(st, row, a);
     sqlite3_finalize(st);
-    return step == SQLITE_DONE ? 0 : -1;
+    return rc;
 }
 
 static void max_into(int64_t *to, int *to_has, int64_t v, int has)
@@ -432,17 +465,14 @@ static int merge_agg(agg *to, const agg *from)
             memcpy(n->dur + n->n_dur, f->dur, f->n_dur * sizeof *f->dur);
         n->n_dur += f->n_dur;
     }
-    const key_hash *src[2] = {&from->cfg, &from->pair};
-    key_hash *dst[2] = {&to->cfg, &to->pair};
-    for (int h = 0; h < 2; h++)
-        for (size_t i = 0; i < src[h]->cap; i++) {
-            const key_entry *e = &src[h]->e[i];
-            key_entry *t = e->used ? key_find(dst[h], e->k) : NULL;
-            if (e->used && !t)
-                return -1;
-            if (t)
-                t->calls += e->calls, t->total += e->total;
-        }
+    for (size_t i = 0; i < from->cfg.cap; i++) {
+        const key_entry *e = &from->cfg.e[i];
+        key_entry *t = e->used ? key_find(&to->cfg, e->k) : NULL;
+        if (e->used && !t)
+            return -1;
+        if (t)
+            t->calls += e->calls, t->total += e->total;
+    }
     wl_kernel_overview *o = &to->ov;
     const wl_kernel_overview *x = &from->ov;
     o->kernels += x->kernels;
@@ -467,15 +497,22 @@ static void *half_thread(void *arg)
 }
 
 #define SPLIT_ROWS 131072 /* smaller tables are read in one piece */
+/* Segments of the busy-time union each half may keep (16 bytes each): a GPU idle between most of
+ * 10 M kernels needs more, and its busy time is then read again on its own (session_scan.c) */
+#define BUSY_SEGMENTS (1u << 20)
 
-int wl_kernel_pass(wl_session *s, wl_kernel_aggregate *out, wl_kernel_overview *ov)
+int wl_kernel_pass(wl_session *s, wl_kernel_aggregate *out, wl_kernel_overview *ov, uint64_t *busy_ns, int *busy_ok)
 {
     memset(out, 0, sizeof *out);
+    if (busy_ok)
+        *busy_ok = 0;
     agg a;
     agg_init(&a);
     int64_t lo = 0, hi = -1;
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT min(rowid), max(rowid) FROM kernel", -1, &st, NULL) == SQLITE_OK) {
+    /* (two subqueries: min() and max() in one SELECT scan the whole table, each alone is a seek) */
+    if (sqlite3_prepare_v2(s->db, "SELECT (SELECT min(rowid) FROM kernel), (SELECT max(rowid) FROM kernel)", -1, &st,
+                           NULL) == SQLITE_OK) {
         if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
             lo = sqlite3_column_int64(st, 0), hi = sqlite3_column_int64(st, 1);
         sqlite3_finalize(st);
@@ -488,14 +525,37 @@ int wl_kernel_pass(wl_session *s, wl_kernel_aggregate *out, wl_kernel_overview *
         agg_init(&h.a);
         h.lo = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2) + 1;
         h.hi = hi;
+        if (busy_ok && (h.a.busy = wl_busy_open(h.db)) != NULL)
+            wl_busy_keep(h.a.busy, BUSY_SEGMENTS);
         split = pthread_create(&th, NULL, half_thread, &h) == 0;
+        if (!split) {
+            uint64_t ignored;
+            wl_busy_close(h.a.busy, &ignored);
+            h.a.busy = NULL;
+        }
     }
+    if (busy_ok && (a.busy = wl_busy_open(s->db)) != NULL && split)
+        wl_busy_keep(a.busy, BUSY_SEGMENTS);
     int rc = split ? read_rows(s->db, &a, 1, lo, h.lo - 1) : read_rows(s->db, &a, 0, 0, 0);
+    uint64_t busy = 0;
+    int busy_rc = -1;
     if (split) {
         pthread_join(th, NULL);
         rc = rc || h.rc || merge_agg(&a, &h.a) ? -1 : 0;
+        busy_rc = a.busy && h.a.busy ? wl_busy_close_pair(a.busy, h.a.busy, &busy) : -1;
+        if (!a.busy || !h.a.busy) {
+            uint64_t ignored;
+            wl_busy_close(a.busy, &ignored);
+            wl_busy_close(h.a.busy, &ignored);
+        }
+        a.busy = h.a.busy = NULL;
         agg_free(&h.a);
+    } else if (a.busy) {
+        busy_rc = wl_busy_close(a.busy, &busy);
+        a.busy = NULL;
     }
+    if (busy_ok && rc == 0 && busy_rc == 0)
+        *busy_ns = busy, *busy_ok = 1;
     sqlite3_close(h.db);
     if (rc == 0 && summaries(s->db, &a, out) == 0 && configs(&a, out) == 0) {
         if (ov)

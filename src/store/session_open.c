@@ -245,7 +245,7 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
         wl_store_set_err(err, err_size, "%s is damaged: %s (`warplens info --check %s` lists what is wrong)", path, why, path);
         return fail(db, g);
     }
-    if (wl_guard_install(g, db)) {
+    if (wl_guard_install(g, db) || wl_sql_fold_register(db)) {
         sqlite_err(db, path, sqlite3_errcode(db), NULL, err, err_size);
         return fail(db, g);
     }

@@ -32,6 +32,8 @@ struct wl_session_scan {
     int have_api;
     uint64_t busy_ns;
     int have_busy;              /* 1 made, -1 a read error */
+    wl_interval_summary *ranges[WL_SCAN_RANGE_KINDS];
+    int n_ranges[WL_SCAN_RANGE_KINDS], have_ranges[WL_SCAN_RANGE_KINDS];
 };
 
 /* ---- the API-call table ------------------------------------------------------------------- */
@@ -99,45 +101,52 @@ static int api_order(const void *x, const void *y)
     return c ? c : (a->len > b->len) - (a->len < b->len);
 }
 
-/* Columns: 0 name, 1 category, 2 duration, 3 start, 4 end. */
-static int api_row(api_hash *t, wl_api_scan *out, sqlite3_stmt *st)
+typedef struct api_fold {
+    api_hash t;
+    wl_api_scan *out;
+} api_fold;
+
+/* One row (wl_sql_fold). Columns: 0 name, 1 category, 2 duration, 3 start, 4 end. */
+static int api_row(void *arg, sqlite3_value **v)
 {
-    int type = sqlite3_column_type(st, 0);
-    const unsigned char *name = sqlite3_column_text(st, 0);
-    int len = name ? sqlite3_column_bytes(st, 0) : 0;
-    api_acc *e = api_find(t, name, len, type, hash_bytes(name, len, type));
+    api_fold *f = arg;
+    wl_api_scan *out = f->out;
+    int type = sqlite3_value_type(v[0]);
+    const unsigned char *name = sqlite3_value_text(v[0]);
+    int len = name ? sqlite3_value_bytes(v[0]) : 0;
+    api_acc *e = api_find(&f->t, name, len, type, hash_bytes(name, len, type));
     if (!e)
         return -1;
-    if (!e->count++)
-        wl_sql_text_col(st, 1, e->group, sizeof e->group);
-    if (sqlite3_column_type(st, 2) != SQLITE_NULL) {
-        uint64_t d = (uint64_t)sqlite3_column_int64(st, 2);
+    if (!e->count++) {
+        const unsigned char *g = sqlite3_value_text(v[1]);
+        snprintf(e->group, sizeof e->group, "%s", g ? (const char *)g : "");
+    }
+    if (sqlite3_value_type(v[2]) != SQLITE_NULL) {
+        uint64_t d = (uint64_t)sqlite3_value_int64(v[2]);
         e->total += d;
         e->n_dur++;
         e->min = d < e->min ? d : e->min;
         e->max = d > e->max ? d : e->max;
     }
     out->calls++;
-    wl_fold_min_col(&out->first_ns, &out->has_first, st, 3);
-    wl_fold_max_col(&out->last_ns, &out->has_last, st, 4);
+    wl_fold_min_val(&out->first_ns, &out->has_first, v[3]);
+    wl_fold_max_val(&out->last_ns, &out->has_last, v[4]);
     return 0;
 }
 
 static int api_pass(sqlite3 *db, wl_api_scan *out)
 {
     memset(out, 0, sizeof *out);
-    api_hash t = {0};
+    api_fold f = {{0}, out};
+    api_hash t;
     sqlite3_stmt *st;
     int rc = -1;
-    if (sqlite3_prepare_v2(db, "SELECT name, category, duration_ns, start_ns, end_ns FROM api_call", -1, &st, NULL) ==
-        SQLITE_OK) {
-        int step;
-        while ((step = sqlite3_step(st)) == SQLITE_ROW)
-            if (api_row(&t, out, st))
-                break;
+    if (sqlite3_prepare_v2(db, "SELECT wl_fold(?1, name, category, duration_ns, start_ns, end_ns) FROM api_call", -1,
+                           &st, NULL) == SQLITE_OK) {
+        rc = wl_sql_fold(st, api_row, &f);
         sqlite3_finalize(st);
-        rc = step == SQLITE_DONE ? 0 : -1;
     }
+    t = f.t;
     const api_acc **order = rc ? NULL : malloc((t.n ? t.n : 1) * sizeof *order);
     out->sums = order ? calloc(t.n ? t.n : 1, sizeof *out->sums) : NULL;
     if (!out->sums)
@@ -172,10 +181,54 @@ static int api_pass(sqlite3 *db, wl_api_scan *out)
     return rc;
 }
 
+/* ---- NVTX range and scope summaries -------------------------------------------------------- */
+
+static const char *const RANGE_SQL[WL_SCAN_RANGE_KINDS] = {
+    "SELECT name, coalesce(domain, 'default'), count(*), coalesce(sum(duration_ns), 0), min(duration_ns),"
+    " max(duration_ns), avg(duration_ns) FROM nvtx_range GROUP BY name, domain ORDER BY 4 DESC",
+    "SELECT name, '', count(*), coalesce(sum(duration_ns), 0), min(duration_ns), max(duration_ns),"
+    " avg(duration_ns) FROM scope GROUP BY name ORDER BY 4 DESC",
+};
+
+int wl_interval_rows(sqlite3 *db, const char *sql, wl_interval_summary **out)
+{
+    *out = NULL;
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    wl_interval_summary *rows = NULL;
+    size_t n = 0, cap = 0;
+    while (sqlite3_step(st) == SQLITE_ROW && n < INT32_MAX) {
+        if (wl_grow((void **)&rows, &cap, n, sizeof *rows, 64))
+            break;
+        wl_interval_summary *r = &rows[n++];
+        memset(r, 0, sizeof *r);
+        wl_sql_text_col(st, 0, r->name, sizeof r->name);
+        wl_sql_text_col(st, 1, r->group, sizeof r->group);
+        r->count = (uint64_t)sqlite3_column_int64(st, 2);
+        r->total_ns = (uint64_t)sqlite3_column_int64(st, 3);
+        r->min_ns = (uint64_t)sqlite3_column_int64(st, 4);
+        r->max_ns = (uint64_t)sqlite3_column_int64(st, 5);
+        r->mean_ns = sqlite3_column_double(st, 6);
+    }
+    sqlite3_finalize(st);
+    *out = rows;
+    return (int)n;
+}
+
 /* ---- GPU busy time ------------------------------------------------------------------------ */
 
 /* The timed kernels' times through gpu_busy.h: in table order (a plain scan), or in start order
  * through kernel_by_start (a table seek per kernel) when the table's order is too far from it. */
+static int busy_row(void *b, sqlite3_value **v)
+{
+    wl_busy_kernel(b, sqlite3_value_int64(v[0]), sqlite3_value_int64(v[1]), (uint64_t)sqlite3_value_int64(v[2]),
+                   (uint64_t)sqlite3_value_int64(v[3]));
+    return 0;
+}
+
+/* (a fold over a subquery's ORDER BY is not sure to see its rows in that order: the fallback
+ * steps its rows) */
 static int busy_pass(sqlite3 *db, int by_start, uint64_t *ns)
 {
     wl_busy *b = wl_busy_open(db);
@@ -183,18 +236,24 @@ static int busy_pass(sqlite3 *db, int by_start, uint64_t *ns)
     if (!b || sqlite3_prepare_v2(db,
                                  by_start ? "SELECT pid, device_id, start_ns, end_ns FROM kernel WHERE has_timestamps"
                                             " ORDER BY start_ns"
-                                          : "SELECT pid, device_id, start_ns, end_ns FROM kernel WHERE has_timestamps",
+                                          : "SELECT wl_fold(?1, pid, device_id, start_ns, end_ns) FROM kernel"
+                                            " WHERE has_timestamps",
                                  -1, &st, NULL) != SQLITE_OK) {
         wl_busy_close(b, ns);
         return -1;
     }
-    int step;
-    while ((step = sqlite3_step(st)) == SQLITE_ROW)
-        wl_busy_kernel(b, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                       (uint64_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3));
+    int frc = 0, step;
+    if (!by_start)
+        frc = wl_sql_fold(st, busy_row, b);
+    else {
+        while ((step = sqlite3_step(st)) == SQLITE_ROW)
+            wl_busy_kernel(b, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
+                           (uint64_t)sqlite3_column_int64(st, 2), (uint64_t)sqlite3_column_int64(st, 3));
+        frc = step == SQLITE_DONE ? 0 : -1;
+    }
     sqlite3_finalize(st);
     int rc = wl_busy_close(b, ns);
-    return step == SQLITE_DONE ? rc : -1;
+    return frc == 0 ? rc : -1;
 }
 
 static int busy_read(sqlite3 *db, uint64_t *ns) { return busy_pass(db, 0, ns) == 0 || busy_pass(db, 1, ns) == 0 ? 0 : -1; }
@@ -214,14 +273,21 @@ static struct wl_session_scan *scan_of(wl_session *s)
     return s->scan;
 }
 
-const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overview **ov)
+/* with_busy: the busy time folded in the same read (kept when it could be had there) */
+static const wl_kernel_aggregate *scan_kernels(wl_session *s, const wl_kernel_overview **ov, int with_busy)
 {
     struct wl_session_scan *sc = scan_of(s);
     if (!sc)
         return NULL;
     pthread_mutex_lock(&sc->lock);
-    if (!sc->have_k)
-        sc->have_k = wl_kernel_pass(s, &sc->k, &sc->ov) == 0;
+    if (!sc->have_k) {
+        uint64_t busy = 0;
+        int busy_ok = 0;
+        with_busy = with_busy && !sc->have_busy;
+        sc->have_k = wl_kernel_pass(s, &sc->k, &sc->ov, with_busy ? &busy : NULL, with_busy ? &busy_ok : NULL) == 0;
+        if (busy_ok)
+            sc->busy_ns = busy, sc->have_busy = 1;
+    }
     int have = sc->have_k;
     pthread_mutex_unlock(&sc->lock);
     if (!have)
@@ -229,6 +295,11 @@ const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overvi
     if (ov)
         *ov = &sc->ov;
     return &sc->k;
+}
+
+const wl_kernel_aggregate *wl_scan_kernels(wl_session *s, const wl_kernel_overview **ov)
+{
+    return scan_kernels(s, ov, 0);
 }
 
 const wl_api_scan *wl_scan_api(wl_session *s)
@@ -259,6 +330,24 @@ int wl_scan_busy(wl_session *s, uint64_t *ns)
     return have == 1 ? 0 : -1;
 }
 
+int wl_scan_ranges(wl_session *s, int kind, wl_interval_summary **out)
+{
+    *out = NULL;
+    struct wl_session_scan *sc = scan_of(s);
+    if (!sc || kind < 0 || kind >= WL_SCAN_RANGE_KINDS)
+        return -1;
+    pthread_mutex_lock(&sc->lock);
+    if (!sc->have_ranges[kind]) {
+        sc->n_ranges[kind] = wl_interval_rows(s->db, RANGE_SQL[kind], &sc->ranges[kind]);
+        sc->have_ranges[kind] = 1;
+    }
+    int n = sc->n_ranges[kind];
+    if (n >= 0 && (*out = malloc((size_t)(n ? n : 1) * sizeof **out)) != NULL)
+        memcpy(*out, sc->ranges[kind], (size_t)n * sizeof **out);
+    pthread_mutex_unlock(&sc->lock);
+    return n < 0 || *out ? n : -1;
+}
+
 int wl_session_share_scan(wl_session *from, wl_session *to)
 {
     struct wl_session_scan *sc = scan_of(from);
@@ -275,15 +364,17 @@ typedef struct api_job {
     sqlite3 *db;
     wl_api_scan out;
     int rc;
-    uint64_t busy_ns;
-    int busy_rc;
+    wl_interval_summary *ranges[WL_SCAN_RANGE_KINDS];
+    int n_ranges[WL_SCAN_RANGE_KINDS];
 } api_job;
 
+/* The API calls, then the range summaries: done while the kernels' two halves are still read */
 static void *api_thread(void *arg)
 {
     api_job *j = arg;
     j->rc = api_pass(j->db, &j->out);
-    j->busy_rc = busy_read(j->db, &j->busy_ns);
+    for (int k = 0; k < WL_SCAN_RANGE_KINDS; k++)
+        j->n_ranges[k] = wl_interval_rows(j->db, RANGE_SQL[k], &j->ranges[k]);
     return NULL;
 }
 
@@ -293,14 +384,15 @@ int wl_scan_all(wl_session *s)
     if (!sc)
         return -1;
     pthread_mutex_lock(&sc->lock);
-    int want_api = !sc->have_api || !sc->have_busy, want_k = !sc->have_k;
+    int want_api = !sc->have_api, want_k = !sc->have_k;
     pthread_mutex_unlock(&sc->lock);
     api_job job = {.rc = -1};
     pthread_t th;
     int threaded = 0;
     if (want_api && want_k && (job.db = wl_cur_db(s, NULL, 0)) != NULL)
         threaded = pthread_create(&th, NULL, api_thread, &job) == 0;
-    int rc = wl_scan_kernels(s, NULL) ? 0 : -1;
+    /* the busy time in the kernels' read; when it cannot be had there, wl_scan_busy reads it */
+    int rc = scan_kernels(s, NULL, 1) ? 0 : -1;
     if (threaded) {
         pthread_join(th, NULL);
         pthread_mutex_lock(&sc->lock);
@@ -310,9 +402,14 @@ int wl_scan_all(wl_session *s)
         } else if (job.rc == 0) {
             free(job.out.sums);
         }
-        if (!sc->have_busy) {
-            sc->busy_ns = job.busy_rc == 0 ? job.busy_ns : 0;
-            sc->have_busy = job.busy_rc == 0 ? 1 : -1;
+        for (int k = 0; k < WL_SCAN_RANGE_KINDS; k++) {
+            if (job.n_ranges[k] >= 0 && !sc->have_ranges[k]) {
+                sc->ranges[k] = job.ranges[k];
+                sc->n_ranges[k] = job.n_ranges[k];
+                sc->have_ranges[k] = 1;
+            } else {
+                free(job.ranges[k]);
+            }
         }
         pthread_mutex_unlock(&sc->lock);
     }
@@ -332,5 +429,7 @@ void wl_scan_free(struct wl_session_scan *sc)
     pthread_mutex_destroy(&sc->lock);
     wl_kernel_aggregate_free(&sc->k);
     free(sc->api.sums);
+    for (int k = 0; k < WL_SCAN_RANGE_KINDS; k++)
+        free(sc->ranges[k]);
     free(sc);
 }

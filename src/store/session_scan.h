@@ -55,9 +55,21 @@ static inline void wl_fold_max_col(uint64_t *v, int *has, sqlite3_stmt *st, int 
     wl_fold_max(v, has, sqlite3_column_type(st, col) != SQLITE_NULL, (uint64_t)sqlite3_column_int64(st, col));
 }
 
+/* The same with a value passed to a fold (sql_util.h's wl_sql_fold), NULL not had. */
+static inline void wl_fold_min_val(uint64_t *v, int *has, sqlite3_value *x)
+{
+    wl_fold_min(v, has, sqlite3_value_type(x) != SQLITE_NULL, (uint64_t)sqlite3_value_int64(x));
+}
+static inline void wl_fold_max_val(uint64_t *v, int *has, sqlite3_value *x)
+{
+    wl_fold_max(v, has, sqlite3_value_type(x) != SQLITE_NULL, (uint64_t)sqlite3_value_int64(x));
+}
+
 /* The kernel table read once (session_kernel_agg.c), in two halves of its rowids on two
- * connections when it is large; with ov, the overview's figures too. 0 or -1. */
-int wl_kernel_pass(wl_session *s, wl_kernel_aggregate *out, wl_kernel_overview *ov);
+ * connections when it is large; with ov, the overview's figures too; with busy_ok, the GPU busy
+ * time too (*busy_ok 1 with *busy_ns, or 0 when it could not be had from this read: the kernels too
+ * far from start order, too many idle gaps to keep). 0 or -1. */
+int wl_kernel_pass(wl_session *s, wl_kernel_aggregate *out, wl_kernel_overview *ov, uint64_t *busy_ns, int *busy_ok);
 int wl_kernel_aggregate_copy(const wl_kernel_aggregate *from, wl_kernel_aggregate *to);
 
 /* The kept results (read now when not kept yet); NULL on a read error. ov (may be NULL): the
@@ -67,7 +79,15 @@ const wl_api_scan *wl_scan_api(wl_session *s);
 /* GPU busy time (gpu_busy.h) from a read of the kernels' times, in table order where it is close
  * enough to start order, else in start order: 0 with *ns, or -1 on a read error. */
 int wl_scan_busy(wl_session *s, uint64_t *ns);
-/* Both tables read, in parallel, when neither is kept yet. 0 or -1. */
+/* The rows of an interval summary query (name, group, count, total, min, max, mean) into *out
+ * (malloc'd); their number, or -1 when the query fails. */
+int wl_interval_rows(sqlite3 *db, const char *sql, wl_interval_summary **out);
+/* The NVTX range and scope summaries (sorting GROUP BYs over two tables that grow with the run),
+ * kept like the reads above: a copy into *out, their number, or -1. */
+enum { WL_SCAN_NVTX, WL_SCAN_SCOPES, WL_SCAN_RANGE_KINDS };
+int wl_scan_ranges(wl_session *s, int kind, wl_interval_summary **out);
+/* Both tables read, in parallel, when neither is kept yet; the busy time too, where the kernels' read
+ * can fold it (else wl_scan_busy reads it on its own). 0 or -1. */
 int wl_scan_all(wl_session *s);
 void wl_scan_free(struct wl_session_scan *sc);
 

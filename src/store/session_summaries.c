@@ -69,27 +69,7 @@ int wl_session_copy_summaries(wl_session *s, wl_copy_summary **out)
 
 static int intervals(wl_session *s, const char *sql, wl_interval_summary **out)
 {
-    *out = NULL;
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return -1;
-    wl_interval_summary *rows = NULL;
-    int n = 0, cap = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        wl_interval_summary *r = grow((void **)&rows, &n, &cap, sizeof *r);
-        if (!r)
-            break;
-        wl_sql_text_col(st, 0, r->name, sizeof r->name);
-        wl_sql_text_col(st, 1, r->group, sizeof r->group);
-        r->count = (uint64_t)sqlite3_column_int64(st, 2);
-        r->total_ns = (uint64_t)sqlite3_column_int64(st, 3);
-        r->min_ns = (uint64_t)sqlite3_column_int64(st, 4);
-        r->max_ns = (uint64_t)sqlite3_column_int64(st, 5);
-        r->mean_ns = sqlite3_column_double(st, 6);
-    }
-    sqlite3_finalize(st);
-    *out = rows;
-    return n;
+    return wl_interval_rows(s->db, sql, out);
 }
 
 int wl_session_api_summaries(wl_session *s, wl_interval_summary **out)
@@ -106,15 +86,12 @@ int wl_session_api_summaries(wl_session *s, wl_interval_summary **out)
 
 int wl_session_nvtx_summaries(wl_session *s, wl_interval_summary **out)
 {
-    return intervals(s, "SELECT name, coalesce(domain, 'default'), count(*), coalesce(sum(duration_ns), 0),"
-                        " min(duration_ns), max(duration_ns), avg(duration_ns) FROM nvtx_range"
-                        " GROUP BY name, domain ORDER BY 4 DESC", out);
+    return wl_scan_ranges(s, WL_SCAN_NVTX, out);
 }
 
 int wl_session_scope_summaries(wl_session *s, wl_interval_summary **out)
 {
-    return intervals(s, "SELECT name, '', count(*), coalesce(sum(duration_ns), 0), min(duration_ns),"
-                        " max(duration_ns), avg(duration_ns) FROM scope GROUP BY name ORDER BY 4 DESC", out);
+    return wl_scan_ranges(s, WL_SCAN_SCOPES, out);
 }
 
 int wl_session_sync_summaries(wl_session *s, wl_interval_summary **out)

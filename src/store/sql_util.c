@@ -97,3 +97,48 @@ long wl_sql_merge_ordered(sqlite3_stmt *const *st, int n, int col, int (*fn)(int
         live[best] = r == SQLITE_ROW;
     }
 }
+
+/* ---- folds ------------------------------------------------------------------------------- */
+
+typedef struct fold_call {
+    int (*fn)(void *arg, sqlite3_value **v);
+    void *arg;
+    int stopped;
+} fold_call;
+
+static void fold_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    /* the bound fold, looked up once per statement run (the look-up compares type names) */
+    fold_call **pc = sqlite3_aggregate_context(ctx, sizeof *pc);
+    if (pc && !*pc && argc > 0)
+        *pc = sqlite3_value_pointer(argv[0], "wl_fold");
+    fold_call *c = pc ? *pc : NULL;
+    if (!c) {
+        sqlite3_result_error(ctx, "wl_fold: called without its fold", -1);
+        return;
+    }
+    if (!c->stopped && c->fn(c->arg, argv + 1)) {
+        c->stopped = 1;
+        sqlite3_result_error(ctx, "wl_fold: stopped", -1); /* ends the statement */
+    }
+}
+
+static void fold_final(sqlite3_context *ctx) { sqlite3_result_null(ctx); }
+
+int wl_sql_fold_register(sqlite3 *db)
+{
+    return sqlite3_create_function_v2(db, "wl_fold", -1, SQLITE_UTF8, NULL, NULL, fold_step, fold_final, NULL) ==
+                   SQLITE_OK
+               ? 0
+               : -1;
+}
+
+int wl_sql_fold(sqlite3_stmt *st, int (*fn)(void *arg, sqlite3_value **v), void *arg)
+{
+    fold_call c = {fn, arg, 0};
+    if (sqlite3_bind_pointer(st, 1, &c, "wl_fold", NULL) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_step(st) == SQLITE_ROW && sqlite3_step(st) == SQLITE_DONE && !c.stopped ? 0 : -1;
+    sqlite3_reset(st); /* c goes out of scope: the statement no longer runs with it */
+    return rc;
+}
