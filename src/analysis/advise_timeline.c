@@ -211,6 +211,16 @@ static void on_copy(tl *t, const wl_work_row *w)
     }
 }
 
+/* The fields wl_kernel_launch_from_config reads. */
+static int same_launch(const wl_kernel_config *a, const wl_kernel_config *b)
+{
+    return a->pid == b->pid && a->device_id == b->device_id && !memcmp(a->grid, b->grid, sizeof a->grid) &&
+           !memcmp(a->block, b->block, sizeof a->block) && !memcmp(a->cluster, b->cluster, sizeof a->cluster) &&
+           a->registers_per_thread == b->registers_per_thread && a->static_smem == b->static_smem &&
+           a->dynamic_smem == b->dynamic_smem && a->smem_limit_config == b->smem_limit_config &&
+           a->carveout_requested == b->carveout_requested && a->cache_config_requested == b->cache_config_requested;
+}
+
 static void on_kernel(tl *t, const wl_work_row *w, stream_state *st)
 {
     uint64_t ns = w->end_ns - w->start_ns;
@@ -226,12 +236,20 @@ static void on_kernel(tl *t, const wl_work_row *w, stream_state *st)
             t->slower_launch++;
     }
     if (st) {
-        wl_kernel_launch l;
-        wl_kernel_occ o;
-        wl_kernel_launch_from_config(&w->cfg, &l);
+        /* a stream mostly repeats its last launch: its share is kept rather than looked up */
         double share = 1.0;
-        if (wl_occ_cache_launch(t->occ, &l, &o) == WL_OCC_OK && o.has_waves)
-            share = o.sm_share;
+        if (st->has_last && same_launch(&st->last, &w->cfg)) {
+            share = st->last_share;
+        } else {
+            wl_kernel_launch l;
+            wl_kernel_occ o;
+            wl_kernel_launch_from_config(&w->cfg, &l);
+            if (wl_occ_cache_launch(t->occ, &l, &o) == WL_OCC_OK && o.has_waves)
+                share = o.sm_share;
+            st->last = w->cfg;
+            st->last_share = share;
+            st->has_last = 1;
+        }
         st->kernels++;
         st->kernel_ns += ns;
         st->share_ns += share * (double)ns;
@@ -280,15 +298,10 @@ static int on_work(const wl_work_row *w, void *arg)
     return 0;
 }
 
-int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *filter,
-                       const wl_advise_spans *steps, wl_advise_result *r, char *err, size_t err_size)
+/* The walk's state, fresh: everything but the blocking calls (read once, before the walk). */
+static int walk_start(tl *t, wl_session *s, wl_occ_cache *occ, const wl_advise_spans *filter,
+                      const wl_advise_spans *steps)
 {
-    tl *t = calloc(1, sizeof *t);
-    int rc = -1;
-    if (!t) {
-        snprintf(err, err_size, "out of memory");
-        return -1;
-    }
     t->s = s;
     t->occ = occ;
     t->filter = filter;
@@ -299,11 +312,53 @@ int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *
         t->step_launch = calloc(steps->n, sizeof *t->step_launch);
         t->step_sync = calloc(steps->n, sizeof *t->step_sync);
     }
-    if (!t->streams || (steps && steps->n && (!t->step_launch || !t->step_sync))) {
+    return !t->streams || (steps && steps->n && (!t->step_launch || !t->step_sync)) ? -1 : 0;
+}
+
+static void walk_end(tl *t)
+{
+    for (int i = 0; i < GAP_KINDS; i++)
+        free(t->g[i].v);
+    free(t->streams);
+    free(t->step_launch);
+    free(t->step_sync);
+    free(t->small_api);
+}
+
+/* The walk over the GPU work; when the store has to start over in index order, the state is
+ * made fresh and the walk made again. 0 or -1. */
+static int walk(tl *t, wl_session *s, wl_occ_cache *occ, const wl_advise_spans *filter, const wl_advise_spans *steps)
+{
+    for (int attempt = 0; attempt < 2; attempt++) {
+        long n = wl_session_each_work(s, attempt == 0, on_work, t);
+        if (n != WL_WORK_RESTART)
+            return n < 0 ? -1 : 0;
+        wl_blocking_call *calls = t->calls;
+        size_t ncalls = t->ncalls, calls_cap = t->calls_cap;
+        uint64_t calls_dropped = t->calls_dropped;
+        walk_end(t);
+        memset(t, 0, sizeof *t);
+        t->calls = calls, t->ncalls = ncalls, t->calls_cap = calls_cap, t->calls_dropped = calls_dropped;
+        if (walk_start(t, s, occ, filter, steps))
+            return -1;
+    }
+    return -1;
+}
+
+int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *filter,
+                       const wl_advise_spans *steps, wl_advise_result *r, char *err, size_t err_size)
+{
+    tl *t = calloc(1, sizeof *t);
+    int rc = -1;
+    if (!t) {
+        snprintf(err, err_size, "out of memory");
+        return -1;
+    }
+    if (walk_start(t, s, occ, filter, steps)) {
         snprintf(err, err_size, "out of memory");
         goto done;
     }
-    if (wl_session_each_blocking_call(s, load_call, t) < 0 || wl_session_each_work(s, on_work, t) < 0) {
+    if (wl_session_each_blocking_call(s, load_call, t) < 0 || walk(t, s, occ, filter, steps) < 0) {
         snprintf(err, err_size, "reading the session's GPU work and API calls failed");
         goto done;
     }
@@ -317,13 +372,8 @@ int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *
     }
     rc = 0;
 done:
-    for (int i = 0; i < GAP_KINDS; i++)
-        free(t->g[i].v);
+    walk_end(t);
     free(t->calls);
-    free(t->streams);
-    free(t->step_launch);
-    free(t->step_sync);
-    free(t->small_api);
     free(t);
     return rc;
 }

@@ -30,6 +30,9 @@ typedef struct stream_state {
     int64_t stream;
     uint64_t kernels, kernel_ns;
     double share_ns; /* sum of SM share x duration: how much of the GPU its kernels held */
+    wl_kernel_config last; /* the launch of its last kernel and that launch's SM share */
+    double last_share;
+    int has_last;
 } stream_state;
 
 typedef struct gaps {

@@ -44,6 +44,8 @@ wl_report_findings *wl_report_findings_start(wl_session *s)
         wl_session_close(f->own);
         f->own = NULL;
     }
+    if (f->started) /* advise's walk holds one core: the report's own reads keep to one thread */
+        wl_session_set_read_threads(s, 1);
     return f;
 }
 

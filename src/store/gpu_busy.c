@@ -1,20 +1,16 @@
 /* GPU busy time without sorting the kernel table (see gpu_busy.h). Per device: a window of up
  * to REORDER kernels by start; when it is full the earliest leaves it, after the copies and sets
  * that start no later, and joins the device's running union. A kernel that starts before one
- * already taken into the union breaks the order: the result is refused.
- * Tables come nearly in start order, so the window is first a sorted run that a kernel joins at
- * the end, or a few places before it (no heap work per kernel). When the places moved add up to
- * more than SHIFT_MAX a kernel on average (the order is far from start order), the device's
- * window turns into a min-heap (a sorted run already is one). */
+ * already taken into the union breaks the order: the result is refused. The window is reorder.h's. */
 #include "store/gpu_busy.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
+#include "store/reorder.h"
 
 #define REORDER 8192 /* kernels held per device: far more than can run at once on any GPU */
-#define SHIFT_MAX 16 /* places kernels may move back in the sorted run, on average */
 
 typedef struct span {
     uint64_t s, e;
@@ -27,10 +23,7 @@ typedef struct copy {
 
 typedef struct dev_state {
     int64_t pid, dev;
-    span *heap;                 /* 2 * REORDER: sorted, the run is heap[head, head + n); else a heap of n */
-    size_t head, n;
-    uint64_t pushed, moved;     /* kernels into the sorted run, places they moved back */
-    int is_heap;
+    wl_reorder win;             /* kernels by start, val their end (allocated at the first) */
     size_t copy_next, copy_end; /* this device's copies and sets: copies[copy_next, copy_end) */
     uint64_t last;              /* start of the last interval taken into the union */
     uint64_t cur_s, cur_e, busy;
@@ -87,36 +80,6 @@ static void take_kernel(wl_busy *b, dev_state *d, span k)
         take(b, d, c->s, c->e);
     }
     take(b, d, k.s, k.e);
-}
-
-static span heap_pop(dev_state *d)
-{
-    span top = d->heap[0], x = d->heap[--d->n];
-    size_t i = 0;
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= d->n)
-            break;
-        if (c + 1 < d->n && d->heap[c + 1].s < d->heap[c].s)
-            c++;
-        if (d->heap[c].s >= x.s)
-            break;
-        d->heap[i] = d->heap[c];
-        i = c;
-    }
-    if (d->n)
-        d->heap[i] = x;
-    return top;
-}
-
-static void heap_push(dev_state *d, span x)
-{
-    size_t i = d->n++;
-    while (i && d->heap[(i - 1) / 2].s > x.s) {
-        d->heap[i] = d->heap[(i - 1) / 2];
-        i = (i - 1) / 2;
-    }
-    d->heap[i] = x;
 }
 
 static int copy_before(const copy *c, int64_t pid, int64_t dev)
@@ -185,50 +148,12 @@ wl_busy *wl_busy_open(sqlite3 *db)
     return b;
 }
 
-/* The earliest kernel in the window leaves it. */
+/* The earliest kernel in the window leaves it (the window is not empty). */
 static span window_pop(dev_state *d)
 {
-    if (d->is_heap)
-        return heap_pop(d);
-    d->n--;
-    return d->heap[d->head++];
-}
-
-static void window_push(dev_state *d, span x)
-{
-    if (d->is_heap) {
-        heap_push(d, x);
-        return;
-    }
-    span *w = d->heap;
-    if (d->head + d->n == 2 * REORDER) { /* the run reached the end: back to the start */
-        memmove(w, w + d->head, d->n * sizeof *w);
-        d->head = 0;
-    }
-    size_t end = d->head + d->n, pos = end;
-    if (pos > d->head && w[pos - 1].s > x.s) { /* after the last that starts no later */
-        size_t lo = d->head, hi = end - 1;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (w[mid].s > x.s)
-                hi = mid;
-            else
-                lo = mid + 1;
-        }
-        pos = lo;
-    }
-    d->pushed++;
-    d->moved += end - pos;
-    if (d->moved > SHIFT_MAX * d->pushed + 4 * REORDER) { /* far from start order: a heap from here on */
-        memmove(w, w + d->head, d->n * sizeof *w);
-        d->head = 0;
-        d->is_heap = 1;
-        heap_push(d, x);
-        return;
-    }
-    memmove(w + pos + 1, w + pos, (end - pos) * sizeof *w);
-    w[pos] = x;
-    d->n++;
+    wl_reorder_item it = {0, 0, 0};
+    (void)wl_reorder_pop(&d->win, &it);
+    return (span){it.key, it.val};
 }
 
 void wl_busy_kernel(wl_busy *b, int64_t pid, int64_t device_id, uint64_t start, uint64_t end)
@@ -236,7 +161,7 @@ void wl_busy_kernel(wl_busy *b, int64_t pid, int64_t device_id, uint64_t start, 
     if (b->failed)
         return;
     dev_state *d = device(b, pid, device_id);
-    if (!d || (!d->heap && !(d->heap = malloc(2 * REORDER * sizeof *d->heap)))) {
+    if (!d || (!d->win.v && wl_reorder_init(&d->win, REORDER))) {
         b->failed = 1;
         return;
     }
@@ -244,9 +169,9 @@ void wl_busy_kernel(wl_busy *b, int64_t pid, int64_t device_id, uint64_t start, 
         b->failed = 1;
         return;
     }
-    if (d->n == REORDER)
+    if (wl_reorder_full(&d->win))
         take_kernel(b, d, window_pop(d));
-    window_push(d, (span){start, end});
+    wl_reorder_push(&d->win, start, end);
 }
 
 void wl_busy_keep(wl_busy *b, size_t max_segments)
@@ -262,7 +187,7 @@ static uint64_t finish(wl_busy *b)
     uint64_t busy = 0;
     for (size_t i = 0; i < b->nd; i++) {
         dev_state *d = &b->d[i];
-        while (!b->failed && d->n)
+        while (!b->failed && d->win.n)
             take_kernel(b, d, window_pop(d));
         while (!b->failed && d->copy_next < d->copy_end) {
             const copy *c = &b->copies[d->copy_next++];
@@ -278,7 +203,7 @@ static uint64_t finish(wl_busy *b)
 static void release(wl_busy *b)
 {
     for (size_t i = 0; i < b->nd; i++) {
-        free(b->d[i].heap);
+        wl_reorder_free(&b->d[i].win);
         free(b->d[i].segs);
     }
     free(b->d);

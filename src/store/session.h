@@ -76,6 +76,10 @@ int wl_session_get_counts(wl_session *s, wl_session_overview *o);
  * kernel and API-call tables (the overview and summaries): each is made once, by whichever handle
  * needs it first. 0, or -1 (to already has reads of its own). Both handles close as usual. */
 int wl_session_share_scan(wl_session *from, wl_session *to);
+/* Threads the handle's whole-table reads may use at once (default 2: the kernel table in two
+ * halves beside the API calls). 1 when another thread reads beside them (the report's advise),
+ * so the two do not share the cores three or four ways. */
+void wl_session_set_read_threads(wl_session *s, int n);
 
 /* `warplens run --capture-range profiler-api`: tracing only between cudaProfilerStart and
  * cudaProfilerStop. processes = 0 when no process was recorded that way (or the session predates it). */

@@ -12,6 +12,8 @@ struct wl_session {
     int schema_version;
     wl_guard *guard; /* rows that break the contract are left out of every read */
     struct wl_session_scan *scan; /* the large tables' folds, once read (session_scan.h) */
+    int work_unordered;           /* the kernel table proved too far from start order (session_work.h) */
+    int read_threads;             /* wl_session_set_read_threads */
     char path[4096];
 };
 

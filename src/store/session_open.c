@@ -257,6 +257,7 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
     s->db = db;
     s->schema_version = (int)v;
     s->guard = g;
+    s->read_threads = 2;
     snprintf(s->path, sizeof s->path, "%s", path);
     return s;
 }

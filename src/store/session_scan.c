@@ -348,6 +348,8 @@ int wl_scan_ranges(wl_session *s, int kind, wl_interval_summary **out)
     return n < 0 || *out ? n : -1;
 }
 
+void wl_session_set_read_threads(wl_session *s, int n) { s->read_threads = n < 1 ? 1 : n; }
+
 int wl_session_share_scan(wl_session *from, wl_session *to)
 {
     struct wl_session_scan *sc = scan_of(from);
@@ -389,7 +391,7 @@ int wl_scan_all(wl_session *s)
     api_job job = {.rc = -1};
     pthread_t th;
     int threaded = 0;
-    if (want_api && want_k && (job.db = wl_cur_db(s, NULL, 0)) != NULL)
+    if (want_api && want_k && s->read_threads > 1 && (job.db = wl_cur_db(s, NULL, 0)) != NULL)
         threaded = pthread_create(&th, NULL, api_thread, &job) == 0;
     /* the busy time in the kernels' read; when it cannot be had there, wl_scan_busy reads it */
     int rc = scan_kernels(s, NULL, 1) ? 0 : -1;

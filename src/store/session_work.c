@@ -1,10 +1,16 @@
-/* GPU work with its launching call, and the host calls that wait for the GPU (session_work.h). */
+/* GPU work with its launching call, and the host calls that wait for the GPU (session_work.h).
+ * The kernels come either through kernel_by_start (start order, a table seek per row: about
+ * three times the CPU of reading the table in its own order at 10 M kernels) or, when the caller
+ * can start over, in table order folded inside SQLite and put back in start order by a reorder
+ * window (reorder.h); the copies and sets, far fewer, always through their ordered statements. */
 #include "store/session_work.h"
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "store/reorder.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 
@@ -26,9 +32,27 @@ static const char *const WORK_SQL[3] = {
     " FROM memset m LEFT JOIN api_call a ON a.id = m.api_id WHERE m.end_ns >= m.start_ns ORDER BY m.start_ns",
 };
 
-static int64_t col_or(sqlite3_stmt *q, int col, int64_t none)
+/* A row's cells: from a statement, or from the values a fold is given (sql_util.h). */
+typedef struct cells {
+    sqlite3_stmt *st;
+    sqlite3_value **v;
+} cells;
+
+static int64_t col_int(const cells *q, int col)
 {
-    return sqlite3_column_type(q, col) == SQLITE_NULL ? none : sqlite3_column_int64(q, col);
+    return q->st ? sqlite3_column_int64(q->st, col) : sqlite3_value_int64(q->v[col]);
+}
+
+static int64_t col_or(const cells *q, int col, int64_t none)
+{
+    int null = q->st ? sqlite3_column_type(q->st, col) == SQLITE_NULL : sqlite3_value_type(q->v[col]) == SQLITE_NULL;
+    return null ? none : col_int(q, col);
+}
+
+static void col_text(const cells *q, int col, char *out, size_t n)
+{
+    const unsigned char *t = q->st ? sqlite3_column_text(q->st, col) : sqlite3_value_text(q->v[col]);
+    snprintf(out, n, "%s", t ? (const char *)t : "");
 }
 
 static wl_copy_dir copy_dir(const char *kind)
@@ -42,16 +66,16 @@ static wl_copy_dir copy_dir(const char *kind)
     return WL_COPY_OTHER;
 }
 
-static void read_row(sqlite3_stmt *q, wl_work_kind kind, wl_work_row *w)
+static void read_row(const cells *q, wl_work_kind kind, wl_work_row *w)
 {
     memset(w, 0, sizeof *w);
     w->kind = kind;
-    w->id = sqlite3_column_int64(q, 0);
-    w->pid = (uint32_t)sqlite3_column_int64(q, 1);
+    w->id = col_int(q, 0);
+    w->pid = (uint32_t)col_int(q, 1);
     w->device_id = (uint32_t)col_or(q, 2, 0);
     w->stream_id = col_or(q, 3, -1);
-    w->start_ns = (uint64_t)sqlite3_column_int64(q, 4);
-    w->end_ns = (uint64_t)sqlite3_column_int64(q, 5);
+    w->start_ns = (uint64_t)col_int(q, 4);
+    w->end_ns = (uint64_t)col_int(q, 5);
     w->api_id = col_or(q, 6, -1);
     w->api_start_ns = col_or(q, 7, -1);
     w->api_end_ns = col_or(q, 8, -1);
@@ -60,7 +84,7 @@ static void read_row(sqlite3_stmt *q, wl_work_kind kind, wl_work_row *w)
     w->submitted_ns = -1;
     if (kind == WL_WORK_KERNEL) {
         wl_kernel_config *c = &w->cfg;
-        c->name_id = sqlite3_column_int64(q, 11);
+        c->name_id = col_int(q, 11);
         c->pid = w->pid;
         c->device_id = w->device_id;
         for (int i = 0; i < 3; i++) {
@@ -84,9 +108,9 @@ static void read_row(sqlite3_stmt *q, wl_work_kind kind, wl_work_row *w)
     }
     if (kind == WL_WORK_COPY) {
         char k[16], src[24], dst[24];
-        wl_sql_text_col(q, 12, k, sizeof k);
-        wl_sql_text_col(q, 13, src, sizeof src);
-        wl_sql_text_col(q, 14, dst, sizeof dst);
+        col_text(q, 12, k, sizeof k);
+        col_text(q, 13, src, sizeof src);
+        col_text(q, 14, dst, sizeof dst);
         w->dir = copy_dir(k);
         w->host_pageable = !strcmp(src, "pageable") || !strcmp(dst, "pageable");
         w->is_async = (int)col_or(q, 15, 0) != 0;
@@ -102,11 +126,13 @@ static int work_row(int which, sqlite3_stmt *q, void *arg)
 {
     const work_visit *v = arg;
     wl_work_row w;
-    read_row(q, (wl_work_kind)(which + 1), &w);
+    cells c = {q, NULL};
+    read_row(&c, (wl_work_kind)(which + 1), &w);
     return v->fn(&w, v->arg);
 }
 
-long wl_session_each_work(wl_session *s, int (*fn)(const wl_work_row *, void *), void *arg)
+/* The three statements merged by start (column 4), the kernels through kernel_by_start. */
+static long each_by_index(wl_session *s, int (*fn)(const wl_work_row *, void *), void *arg)
 {
     sqlite3_stmt *st[3] = {NULL, NULL, NULL};
     long rc = -1;
@@ -114,11 +140,168 @@ long wl_session_each_work(wl_session *s, int (*fn)(const wl_work_row *, void *),
     for (int i = 0; i < 3; i++)
         prepared &= sqlite3_prepare_v2(s->db, WORK_SQL[i], -1, &st[i], NULL) == SQLITE_OK;
     work_visit v = {fn, arg};
-    if (prepared) /* merged by start: column 4 */
+    if (prepared)
         rc = wl_sql_merge_ordered(st, 3, 4, work_row, &v);
     for (int i = 0; i < 3; i++)
         sqlite3_finalize(st[i]);
     return rc;
+}
+
+/* ---- the kernels in table order, through a reorder window ---------------------------------- */
+
+#define WORK_WINDOW 8192 /* kernels held back: far more than run at once on the GPUs of a session */
+
+/* The kernels' statement in table order, its rows folded (the same columns, wl_fold's ?1 first). */
+static const char KERNELS_IN_TABLE_ORDER[] =
+    "SELECT wl_fold(?1, k.id, k.pid, k.device_id, k.stream_id, k.start_ns, k.end_ns, k.api_id, a.start_ns,"
+    " a.end_ns, coalesce(k.tid, a.tid), k.graph_id, k.name_id, k.grid_x, k.grid_y, k.grid_z, k.block_x,"
+    " k.block_y, k.block_z, k.cluster_x, k.cluster_y, k.cluster_z, k.registers_per_thread, k.static_smem,"
+    " k.dynamic_smem, k.smem_limit_config, k.carveout_requested, k.cache_config_requested, k.submitted_ns)"
+    " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id WHERE k.has_timestamps AND k.end_ns >= k.start_ns";
+
+typedef struct walk {
+    int (*fn)(const wl_work_row *, void *);
+    void *arg;
+    sqlite3_stmt *other[2];   /* copies, sets: in start order */
+    wl_work_row next[2];      /* the next row of each, when has_next */
+    int has_next[2], read_err;
+    wl_reorder win;           /* kernels by start; val: the slot holding the row */
+    wl_work_row *slots;
+    uint32_t *free_slots;
+    size_t nfree;
+    uint64_t frontier;        /* key of the last kernel passed on */
+    int have_frontier, stopped, broken;
+    long n;
+} walk;
+
+/* SQLite orders start_ns as a signed integer: the same order as unsigned keys. */
+static uint64_t start_key(int64_t start) { return (uint64_t)start ^ (1ull << 63); }
+
+static void other_next(walk *w, int i)
+{
+    int r = sqlite3_step(w->other[i]);
+    w->has_next[i] = r == SQLITE_ROW;
+    if (r == SQLITE_ROW) {
+        cells c = {w->other[i], NULL};
+        read_row(&c, i == 0 ? WL_WORK_COPY : WL_WORK_SET, &w->next[i]);
+    } else if (r != SQLITE_DONE) {
+        w->read_err = 1;
+    }
+}
+
+static int pass_on(walk *w, const wl_work_row *r)
+{
+    w->n++;
+    return w->stopped = w->fn(r, w->arg) != 0;
+}
+
+/* The copies and sets that start before key (all of them with all), copies first at equal
+ * starts: the order of the merge by index, where kernels go first at equal starts. */
+static int pass_others(walk *w, uint64_t key, int all)
+{
+    for (;;) {
+        int pick = -1;
+        for (int i = 0; i < 2; i++)
+            if (w->has_next[i] && (all || start_key((int64_t)w->next[i].start_ns) < key) &&
+                (pick < 0 || (int64_t)w->next[i].start_ns < (int64_t)w->next[pick].start_ns))
+                pick = i;
+        if (pick < 0)
+            return 0;
+        wl_work_row r = w->next[pick];
+        other_next(w, pick);
+        if (pass_on(w, &r))
+            return 1;
+    }
+}
+
+/* The earliest kernel in the window leaves it, after the copies and sets before it. */
+static int pass_kernel(walk *w)
+{
+    wl_reorder_item it;
+    if (!wl_reorder_pop(&w->win, &it))
+        return 0;
+    w->frontier = it.key;
+    w->have_frontier = 1;
+    int stop = pass_others(w, it.key, 0) || pass_on(w, &w->slots[it.val]);
+    w->free_slots[w->nfree++] = (uint32_t)it.val;
+    return stop;
+}
+
+static int kernel_in(void *arg, sqlite3_value **v)
+{
+    walk *w = arg;
+    uint64_t key = start_key(sqlite3_value_int64(v[4]));
+    if (wl_reorder_full(&w->win) && pass_kernel(w))
+        return 1;
+    if (w->have_frontier && key < w->frontier) { /* later than the window allows: order broken */
+        w->broken = 1;
+        return 1;
+    }
+    uint32_t slot = w->free_slots[--w->nfree];
+    cells c = {NULL, v};
+    read_row(&c, WL_WORK_KERNEL, &w->slots[slot]);
+    wl_reorder_push(&w->win, key, slot);
+    return 0;
+}
+
+/* The rows passed; -1 on a read error; WL_WORK_RESTART when the order broke after rows were
+ * passed; -3 when it broke before any (the caller reads by index, with nothing to forget). */
+static long each_in_table_order(wl_session *s, int (*fn)(const wl_work_row *, void *), void *arg)
+{
+    walk w;
+    memset(&w, 0, sizeof w);
+    w.fn = fn;
+    w.arg = arg;
+    sqlite3_stmt *k = NULL;
+    long rc = -1;
+    if (wl_reorder_init(&w.win, WORK_WINDOW) || !(w.slots = malloc(WORK_WINDOW * sizeof *w.slots)) ||
+        !(w.free_slots = malloc(WORK_WINDOW * sizeof *w.free_slots)) ||
+        sqlite3_prepare_v2(s->db, WORK_SQL[1], -1, &w.other[0], NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, WORK_SQL[2], -1, &w.other[1], NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(s->db, KERNELS_IN_TABLE_ORDER, -1, &k, NULL) != SQLITE_OK)
+        goto done;
+    for (uint32_t i = 0; i < WORK_WINDOW; i++)
+        w.free_slots[w.nfree++] = WORK_WINDOW - 1 - i;
+    other_next(&w, 0);
+    other_next(&w, 1);
+    int folded = wl_sql_fold(k, kernel_in, &w);
+    if (w.broken) {
+        rc = w.n ? WL_WORK_RESTART : -3;
+        goto done;
+    }
+    if (w.stopped) {
+        rc = w.n;
+        goto done;
+    }
+    if (folded || w.read_err)
+        goto done;
+    while (w.win.n && !w.stopped) /* the window's last kernels, then the copies and sets after */
+        pass_kernel(&w);
+    if (!w.stopped)
+        pass_others(&w, 0, 1);
+    rc = w.read_err ? -1 : w.n;
+done:
+    sqlite3_finalize(k);
+    sqlite3_finalize(w.other[0]);
+    sqlite3_finalize(w.other[1]);
+    wl_reorder_free(&w.win);
+    free(w.slots);
+    free(w.free_slots);
+    return rc;
+}
+
+long wl_session_each_work(wl_session *s, int can_restart, int (*fn)(const wl_work_row *, void *), void *arg)
+{
+    /* table order where it can be near start order: one process (a session of several holds
+     * each one's rows apart), not found out of order before on this handle */
+    if (can_restart && !s->work_unordered && wl_sql_scalar_u64(s->db, "SELECT count(DISTINCT pid) FROM process") <= 1) {
+        long rc = each_in_table_order(s, fn, arg);
+        if (rc == WL_WORK_RESTART || rc == -3)
+            s->work_unordered = 1;
+        if (rc != -3)
+            return rc;
+    }
+    return each_by_index(s, fn, arg);
 }
 
 long wl_session_each_blocking_call(wl_session *s, int (*fn)(const wl_blocking_call *, void *), void *arg)
