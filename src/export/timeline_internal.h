@@ -38,12 +38,21 @@ const wl_gpu_item *tl_reader_next_gpu(tl_reader *r, int *failed);
 void tl_reader_close(tl_reader *r);
 
 /* ---- flows started and not yet ended (timeline_flows.c) ------------------------------------- */
-typedef struct tl_flows {
-    uint64_t *ids;             /* 0: empty slot */
-    uint64_t *vals;            /* the starting API call's duration (ns) */
+typedef struct tl_flow_entry {
+    uint64_t id;               /* 0: empty slot */
+    uint64_t val;              /* the starting API call's duration (ns) */
+} tl_flow_entry;
+typedef struct tl_flow_set {
+    tl_flow_entry *e;          /* an id beside its value: one cache line for both */
     size_t n, cap;
+    int mixed;                 /* ids spread by a hash (after a long probe), not by their order */
+} tl_flow_set;
+typedef struct tl_flows {
+    tl_flow_set set[4];        /* by id & 3, the kind of GPU work (kernel, copy, set) */
 } tl_flows;
 void tl_flows_free(tl_flows *f);
+size_t tl_flows_count(const tl_flows *f);
+int tl_flows_hashed(const tl_flows *f); /* 1 when a set went to the hash (tests) */
 int tl_flows_add(tl_flows *f, uint64_t id, uint64_t val);  /* id != 0; -1 out of memory */
 int tl_flows_take(tl_flows *f, uint64_t id, uint64_t *val); /* 1 when it was there (and is removed) */
 
