@@ -7,16 +7,18 @@
 #include <stdlib.h>
 
 #include "store/gpu_busy.h"
+#include "test.h"
 
-static int fails;
-#define CHECK(c, ...)                                                                                  \
+/* CHECK of test.h (c evaluated once), with the values that failed printed */
+#define CHECK_MSG(c, ...)                                                                              \
     do {                                                                                               \
-        if (!(c)) {                                                                                    \
-            fails++;                                                                                   \
+        int ok_ = (c) ? 1 : 0;                                                                         \
+        if (!ok_) {                                                                                    \
             printf("FAIL %s:%d: ", __FILE__, __LINE__);                                              \
             printf(__VA_ARGS__);                                                                       \
             printf("\n");                                                                              \
         }                                                                                              \
+        CHECK(ok_);                                                                                    \
     } while (0)
 
 typedef struct iv {
@@ -25,13 +27,7 @@ typedef struct iv {
 } iv;
 
 static uint64_t rnd_state = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
+static uint64_t rnd(void) { return test_rand(&rnd_state); }
 
 static int by_dev_start(const void *x, const void *y)
 {
@@ -105,15 +101,7 @@ static size_t make_kernels(iv *k, size_t n, size_t disorder)
             t[dev] += rnd() % 9000; /* overlapping kernels now and then: streams of one device */
             k[m++] = (iv){pid, dev, t[dev], t[dev] + 100 + rnd() % 12000};
         }
-        for (size_t b = first; disorder > 1 && b < m; b += disorder) {
-            size_t len = m - b < disorder ? m - b : disorder;
-            for (size_t i = len - 1; i > 0; i--) {
-                size_t j = rnd() % (i + 1);
-                iv x = k[b + i];
-                k[b + i] = k[b + j];
-                k[b + j] = x;
-            }
-        }
+        test_shuffle_blocks(k + first, m - first, sizeof *k, disorder, &rnd_state);
     }
     return m;
 }
@@ -125,7 +113,7 @@ static void run_case(size_t n, size_t disorder, int with_copies)
     sqlite3 *db = copies_db(all, &na, with_copies);
     size_t nk = make_kernels(k, n, disorder);
     wl_busy *b = wl_busy_open(db);
-    CHECK(b != NULL, "open");
+    CHECK_MSG(b != NULL, "open");
     for (size_t i = 0; b && i < nk; i++) {
         wl_busy_kernel(b, k[i].pid, k[i].dev, k[i].s, k[i].e);
         all[na++] = k[i];
@@ -133,7 +121,7 @@ static void run_case(size_t n, size_t disorder, int with_copies)
     uint64_t got = 1;
     int rc = wl_busy_close(b, &got);
     uint64_t want = brute(all, na);
-    CHECK(rc == 0 && got == want, "n %zu disorder %zu copies %d: busy %llu (rc %d), brute force %llu", n, disorder,
+    CHECK_MSG(rc == 0 && got == want, "n %zu disorder %zu copies %d: busy %llu (rc %d), brute force %llu", n, disorder,
           with_copies, (unsigned long long)got, rc, (unsigned long long)want);
     sqlite3_close(db);
     free(k);
@@ -149,7 +137,7 @@ static void run_split(size_t n, size_t disorder, int with_copies, size_t keep_ma
     sqlite3 *db = copies_db(all, &na, with_copies);
     size_t nk = make_kernels(k, n, disorder), cut = nk ? rnd() % (nk + 1) : 0;
     wl_busy *b[2] = {wl_busy_open(db), wl_busy_open(db)};
-    CHECK(b[0] && b[1], "open");
+    CHECK_MSG(b[0] && b[1], "open");
     wl_busy_keep(b[0], keep_max);
     wl_busy_keep(b[1], keep_max);
     for (size_t i = 0; b[0] && b[1] && i < nk; i++) {
@@ -160,9 +148,9 @@ static void run_split(size_t n, size_t disorder, int with_copies, size_t keep_ma
     int rc = wl_busy_close_pair(b[0], b[1], &got);
     uint64_t want = brute(all, na);
     if (keep_max < 1000)
-        CHECK(rc == -1 && got == 0, "split n %zu: %zu segments kept at most: refused (rc %d)", n, keep_max, rc);
+        CHECK_MSG(rc == -1 && got == 0, "split n %zu: %zu segments kept at most: refused (rc %d)", n, keep_max, rc);
     else
-        CHECK(rc == 0 && got == want, "split n %zu disorder %zu copies %d cut %zu: busy %llu (rc %d), brute force %llu",
+        CHECK_MSG(rc == 0 && got == want, "split n %zu disorder %zu copies %d cut %zu: busy %llu (rc %d), brute force %llu",
               n, disorder, with_copies, cut, (unsigned long long)got, rc, (unsigned long long)want);
     sqlite3_close(db);
     free(k);
@@ -195,9 +183,8 @@ int main(void)
         wl_busy_kernel(b, 1, 0, 1000 + i * 10, 1005 + i * 10);
     wl_busy_kernel(b, 1, 0, 5, 10);
     uint64_t got = 7;
-    CHECK(wl_busy_close(b, &got) == -1 && got == 0, "far out of order: refused (got %llu)", (unsigned long long)got);
+    CHECK_MSG(wl_busy_close(b, &got) == -1 && got == 0, "far out of order: refused (got %llu)", (unsigned long long)got);
     sqlite3_close(db);
 
-    printf("test_gpu_busy: %s\n", fails ? "FAILED" : "ok");
-    return fails != 0;
+    return test_report("test_gpu_busy");
 }

@@ -6,26 +6,10 @@
 #include <stdlib.h>
 
 #include "store/reorder.h"
-
-static int fails;
-#define CHECK(c, ...)                                                                                  \
-    do {                                                                                               \
-        if (!(c)) {                                                                                    \
-            fails++;                                                                                   \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                              \
-            printf(__VA_ARGS__);                                                                       \
-            printf("\n");                                                                              \
-        }                                                                                              \
-    } while (0)
+#include "test.h"
 
 static uint64_t rnd_state = 0x2545F4914F6CDD1Dull;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
+static uint64_t rnd(void) { return test_rand(&rnd_state); }
 
 /* n keys from a slowly rising clock with many ties, shuffled within blocks of `disorder`; the
  * window of `cap` must give them back sorted and stable. Returns 1 when it went to a heap. */
@@ -37,34 +21,30 @@ static int run(size_t n, size_t disorder, size_t cap)
         t += rnd() % 4; /* a quarter of the keys equal their predecessor */
         key[i] = t;
     }
-    for (size_t b = 0; disorder > 1 && b < n; b += disorder) {
-        size_t len = n - b < disorder ? n - b : disorder;
-        for (size_t i = len - 1; i > 0; i--) {
-            size_t j = rnd() % (i + 1);
-            uint64_t x = key[b + i];
-            key[b + i] = key[b + j];
-            key[b + j] = x;
-        }
-    }
+    test_shuffle_blocks(key, n, sizeof *key, disorder, &rnd_state);
     wl_reorder r;
-    CHECK(wl_reorder_init(&r, cap) == 0, "init");
+    CHECK(wl_reorder_init(&r, cap) == 0); /* init */
     size_t out = 0, bad = 0;
     wl_reorder_item it, prev = {0, 0, 0};
     for (size_t i = 0; i <= n; i++) {
         while ((i == n && r.n) || (i < n && wl_reorder_full(&r))) {
-            CHECK(wl_reorder_pop(&r, &it) == 1, "pop from a full window");
+            if (wl_reorder_pop(&r, &it) != 1) { /* a full window pops */
+                bad++;
+                break;
+            }
             /* sorted by key, equal keys by arrival (val holds the arrival index) */
             if (out && (it.key < prev.key || (it.key == prev.key && it.val < prev.val)))
                 bad++;
-            CHECK(it.key == key[it.val], "item %zu carries its own key", (size_t)it.val);
+            bad += it.key != key[it.val]; /* each item carries its own key */
             prev = it;
             out++;
         }
         if (i < n)
             wl_reorder_push(&r, key[i], i);
     }
-    CHECK(wl_reorder_pop(&r, &it) == 0, "empty at the end");
-    CHECK(out == n && bad == 0, "n %zu disorder %zu cap %zu: %zu out, %zu out of order", n, disorder, cap, out, bad);
+    CHECK(wl_reorder_pop(&r, &it) == 0); /* empty at the end */
+    CHECK_EQ_INT(out, n);
+    CHECK_EQ_INT(bad, 0); /* none out of order */
     int heap = r.is_heap;
     wl_reorder_free(&r);
     free(key);
@@ -73,17 +53,17 @@ static int run(size_t n, size_t disorder, size_t cap)
 
 int main(void)
 {
-    CHECK(run(0, 0, 8) == 0, "empty: a sorted run");
-    CHECK(run(1, 0, 8) == 0, "one key: a sorted run");
-    CHECK(run(100000, 0, 64) == 0, "sorted keys: a sorted run");
-    CHECK(run(100000, 16, 64) == 0, "a little disorder: still a sorted run");
-    CHECK(run(100000, 4096, 4096) == 1, "disorder as large as the window: a heap");
+    CHECK(run(0, 0, 8) == 0); /* empty: a sorted run */
+    CHECK(run(1, 0, 8) == 0); /* one key: a sorted run */
+    CHECK(run(100000, 0, 64) == 0); /* sorted keys: a sorted run */
+    CHECK(run(100000, 16, 64) == 0); /* a little disorder: still a sorted run */
+    CHECK(run(100000, 4096, 4096) == 1); /* disorder as large as the window: a heap */
     run(100000, 64, 64);
     run(3, 3, 2);
 
     /* order broken beyond the window: a key below the last popped, which the caller detects */
     wl_reorder r;
-    CHECK(wl_reorder_init(&r, 4) == 0, "init");
+    CHECK(wl_reorder_init(&r, 4) == 0); /* init */
     wl_reorder_item it;
     uint64_t last = 0;
     int broken = 0;
@@ -95,10 +75,9 @@ int main(void)
             last = it.key;
         wl_reorder_push(&r, keys[i], i);
     }
-    CHECK(broken && last == 12, "5 after 10 and 11 left a window of 4: broken (last %llu)", (unsigned long long)last);
+    CHECK(broken && last == 12); /* 5 after 10 and 11 left a window of 4: broken */
     wl_reorder_free(&r);
-    CHECK(wl_reorder_init(&r, 0) == -1, "a window of 0 is refused");
+    CHECK(wl_reorder_init(&r, 0) == -1); /* a window of 0 is refused */
 
-    printf("test_reorder: %s\n", fails ? "FAILED" : "ok");
-    return fails != 0;
+    return test_report("test_reorder");
 }
