@@ -64,7 +64,7 @@ static inline uint64_t test_rand(uint64_t *state)
  * element moves by more than block - 1 places (input disordered by a bounded amount). */
 static inline void test_shuffle_blocks(void *v, size_t n, size_t elem, size_t block, uint64_t *state)
 {
-    unsigned char *p = v, tmp[64];
+    unsigned char *p = (unsigned char *)v, tmp[64];
     for (size_t b = 0; block > 1 && elem <= sizeof tmp && b < n; b += block) {
         size_t len = n - b < block ? n - b : block;
         for (size_t i = len - 1; i > 0; i--) {
