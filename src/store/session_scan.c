@@ -342,7 +342,7 @@ int wl_scan_ranges(wl_session *s, int kind, wl_interval_summary **out)
         sc->have_ranges[kind] = 1;
     }
     int n = sc->n_ranges[kind];
-    if (n >= 0 && (*out = malloc((size_t)(n ? n : 1) * sizeof **out)) != NULL)
+    if (n >= 0 && (*out = malloc((size_t)(n ? n : 1) * sizeof **out)) != NULL && n > 0)
         memcpy(*out, sc->ranges[kind], (size_t)n * sizeof **out);
     pthread_mutex_unlock(&sc->lock);
     return n < 0 || *out ? n : -1;
