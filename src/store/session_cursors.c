@@ -266,6 +266,14 @@ sqlite3 *wl_cur_db(wl_session *s, char *err, size_t err_size)
     return db;
 }
 
+sqlite3 *wl_cur_db_scan(wl_session *s)
+{
+    sqlite3 *db = wl_cur_db(s, NULL, 0);
+    if (db)
+        sqlite3_exec(db, "PRAGMA cache_size = -2000", NULL, NULL, NULL);
+    return db;
+}
+
 /* ---- host cursor ---------------------------------------------------------------------------- */
 
 /* Host intervals come thread by thread, or in start order across all threads (by_start: then

@@ -44,5 +44,8 @@ int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db);
 /* A cursor's own read-only connection with the session's guard installed; NULL with err when
  * the file cannot be opened again. */
 sqlite3 *wl_cur_db(wl_session *s, char *err, size_t err_size);
+/* The same for a read of whole tables in their own order (folds): pages are read once, in order,
+ * so SQLite's default 2 MiB page cache is kept rather than the cursors' larger one. */
+sqlite3 *wl_cur_db_scan(wl_session *s);
 
 #endif

@@ -522,7 +522,7 @@ int wl_kernel_pass(wl_session *s, wl_kernel_aggregate *out, wl_kernel_overview *
     pthread_t th;
     int split = 0;
     if (hi > lo && (uint64_t)hi - (uint64_t)lo >= SPLIT_ROWS && s->read_threads > 1 &&
-        (h.db = wl_cur_db(s, NULL, 0)) != NULL) {
+        (h.db = wl_cur_db_scan(s)) != NULL) {
         agg_init(&h.a);
         h.lo = lo + (int64_t)(((uint64_t)hi - (uint64_t)lo) / 2) + 1;
         h.hi = hi;

@@ -391,7 +391,7 @@ int wl_scan_all(wl_session *s)
     api_job job = {.rc = -1};
     pthread_t th;
     int threaded = 0;
-    if (want_api && want_k && s->read_threads > 1 && (job.db = wl_cur_db(s, NULL, 0)) != NULL)
+    if (want_api && want_k && s->read_threads > 1 && (job.db = wl_cur_db_scan(s)) != NULL)
         threaded = pthread_create(&th, NULL, api_thread, &job) == 0;
     /* the busy time in the kernels' read; when it cannot be had there, wl_scan_busy reads it */
     int rc = scan_kernels(s, NULL, 1) ? 0 : -1;
