@@ -35,7 +35,7 @@ static void synth_progress(uint64_t done, uint64_t total, void *arg)
         fprintf(stderr, "\rgenerating: %3.0f%%", total ? 100.0 * (double)done / (double)total : 100.0);
 }
 
-/* Child: export one format and print "events bytes slices flows seconds maxrss_kib". */
+/* Child: export one format and print "events bytes slices flows seconds maxrss_kib restarted". */
 static int export_only(const char *format, const char *session, const char *out)
 {
     char err[512];
@@ -77,8 +77,8 @@ static int export_only(const char *format, const char *session, const char *out)
         getrusage(RUSAGE_SELF, &ru);
         hwm = ru.ru_maxrss;
     }
-    printf("%llu %llu %llu %llu %.6f %ld\n", (unsigned long long)st.events, (unsigned long long)st.bytes,
-           (unsigned long long)st.tl.slices, (unsigned long long)st.tl.flows, dt, hwm);
+    printf("%llu %llu %llu %llu %.6f %ld %d\n", (unsigned long long)st.events, (unsigned long long)st.bytes,
+           (unsigned long long)st.tl.slices, (unsigned long long)st.tl.flows, dt, hwm, st.restarted);
     return 0;
 }
 
@@ -86,6 +86,7 @@ typedef struct result {
     unsigned long long events, bytes, slices, flows;
     double seconds;
     long rss_kib;
+    int restarted; /* the export started over (export_rerun.h): its time includes the first try */
 } result;
 
 static int run_child(const char *self, const char *format, const char *session, const char *out, result *r)
@@ -113,8 +114,8 @@ static int run_child(const char *self, const char *format, const char *session, 
     if (n <= 0 || !WIFEXITED(status) || WEXITSTATUS(status))
         return -1;
     buf[n] = 0;
-    return sscanf(buf, "%llu %llu %llu %llu %lf %ld", &r->events, &r->bytes, &r->slices, &r->flows, &r->seconds,
-                  &r->rss_kib) == 6 ? 0 : -1;
+    return sscanf(buf, "%llu %llu %llu %llu %lf %ld %d", &r->events, &r->bytes, &r->slices, &r->flows, &r->seconds,
+                  &r->rss_kib, &r->restarted) == 7 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -226,10 +227,11 @@ int main(int argc, char **argv)
         if (want[f])
             n += snprintf(block + n, sizeof block - (size_t)n,
                           "%-8s %12llu events %8.2f s %6.2f M events/s %6.1f bytes/event %8.1f MiB  peak RSS %6.1f MiB"
-                          "  (%llu slices, %llu flows)\n",
+                          "  (%llu slices, %llu flows)%s\n",
                           FORMATS[f], r[f].events, r[f].seconds, (double)r[f].events / r[f].seconds / 1e6,
                           (double)r[f].bytes / (double)r[f].events, (double)r[f].bytes / 1048576.0,
-                          (double)r[f].rss_kib / 1024.0, r[f].slices, r[f].flows);
+                          (double)r[f].rss_kib / 1024.0, r[f].slices, r[f].flows,
+                          r[f].restarted ? " started over: kernels far from start order" : "");
     int agree = 1;
     if (want[0] && want[1]) {
         agree = r[0].slices == r[1].slices && r[0].flows == r[1].flows;

@@ -10,6 +10,7 @@
 
 #include "capture_builder.h"
 #include "store/session.h"
+#include "store/session_synth.h"
 #include "store/session_writer.h"
 #include "test.h"
 
@@ -82,5 +83,24 @@ static inline wl_session *test_open_data_session(const char *name, char *path, s
         fprintf(stderr, "%s: %s\n", path, err);
     return s;
 }
+
+/* A synthetic session for the walks that read the kernel table in its own order through a
+ * reorder window (4 threads, 4 streams, copies, sets and the generator's edge cases): 0, or -1
+ * with err set. TEST_REVERSE_KERNELS_SQL then renumbers its kernels from the last to the first,
+ * which puts the table far from start order. */
+static inline int test_synth_walk_session(const char *path, uint64_t kernels, char *err, size_t n)
+{
+    wl_synth_options o;
+    wl_synth_defaults(&o);
+    o.kernels = kernels;
+    o.threads = 4;
+    o.streams = 4;
+    o.copy_every = 50;
+    o.memset_every = 200;
+    o.edge_cases = 1;
+    wl_synth_counts c;
+    return wl_synth_session(path, &o, &c, err, n);
+}
+#define TEST_REVERSE_KERNELS_SQL "UPDATE kernel SET id = id + 10000000; UPDATE kernel SET id = 30000001 - id;"
 
 #endif

@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "store/session.h"
-#include "store/session_synth.h"
 #include "store/session_work.h"
+#include "session_test_util.h"
 #include "test.h"
 
 typedef struct seen {
@@ -90,23 +90,13 @@ int main(void)
     char dir[] = "/tmp/wl_work_order_XXXXXX", path[256], err[512];
     CHECK(mkdtemp(dir) != NULL);
     snprintf(path, sizeof path, "%s/s.wlsession", dir);
-    wl_synth_options o;
-    wl_synth_defaults(&o);
-    o.kernels = 40000; /* five windows' worth */
-    o.threads = 4;
-    o.streams = 4;
-    o.copy_every = 50;
-    o.memset_every = 200;
-    o.edge_cases = 1;
-    wl_synth_counts c;
-    CHECK_EQ_INT(wl_synth_session(path, &o, &c, err, sizeof err), 0);
+    CHECK_EQ_INT(test_synth_walk_session(path, 40000, err, sizeof err), 0); /* five windows' worth */
     compare(path, 0);
 
     /* the same kernels, the table's order reversed: ids renumbered from the last to the first */
     sqlite3 *db;
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-    CHECK(sqlite3_exec(db, "UPDATE kernel SET id = id + 10000000; UPDATE kernel SET id = 30000001 - id;", NULL,
-                       NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, TEST_REVERSE_KERNELS_SQL, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
     compare(path, 1);
 

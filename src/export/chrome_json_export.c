@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "export/export_rerun.h"
 #include "export/json_out.h"
 
 typedef struct js_sink {
@@ -158,8 +159,9 @@ static int js_counter(void *ctx, const wl_tl_track *t, uint64_t ts, double v)
     return s->j.failed;
 }
 
-int wl_export_chrome_json(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
-                          size_t err_size)
+/* One pass (export_rerun.h). */
+static int chrome_json_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
+                       size_t err_size)
 {
     memset(st, 0, sizeof *st);
     js_sink *k = calloc(1, sizeof *k);
@@ -195,4 +197,9 @@ int wl_export_chrome_json(wl_session *s, FILE *fp, const wl_tl_options *o, wl_ex
     st->bytes = k->j.bytes;
     free(k);
     return rc;
+}
+
+int wl_export_chrome_json(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err, size_t err_size)
+{
+    return wl_export_rerun(chrome_json_pass, s, fp, o, st, err, err_size);
 }

@@ -20,6 +20,7 @@
 
 #include "analysis/kernel_backend.h"
 #include "common/grow.h"
+#include "export/export_rerun.h"
 #include "export/jfr_chunk.h"
 #include "export/jfr_snapshots.h"
 #include "export/jfr_types.h"
@@ -570,7 +571,9 @@ static int has_kernel_annotations(wl_session *s)
     return found;
 }
 
-int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err, size_t err_size)
+/* One pass (export_rerun.h). */
+static int jfr_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
+                       size_t err_size)
 {
     memset(st, 0, sizeof *st);
     jfr_sink k;
@@ -588,9 +591,14 @@ int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_sta
         (k.snaps = jfr_snapshots_open(s, write_snapshot, &k))) {
         k.annotations = has_kernel_annotations(s);
         wl_tl_sink sink = {&k, sink_track, sink_slice, NULL, NULL, sink_gpu_state};
-        if (wl_timeline_walk(s, &opt, &sink, &st->tl, err, err_size) == 0 && release_held(&k, UINT64_MAX) == 0 &&
-            untimed_kernels(&k, err, err_size) == 0 && jfr_snapshots_finish(k.snaps) == 0)
+        int walked = wl_timeline_walk(s, &opt, &sink, &st->tl, err, err_size);
+        /* the untimed kernels' own scan reads the whole kernel table: not when the walk saw none */
+        if (walked == 0 && release_held(&k, UINT64_MAX) == 0 &&
+            (st->tl.untimed_kernels == 0 || untimed_kernels(&k, err, err_size) == 0) &&
+            jfr_snapshots_finish(k.snaps) == 0)
             rc = 0;
+        else if (walked == WL_TL_RESTART)
+            rc = WL_TL_RESTART;
     }
     if (k.c && wl_jfr_chunk_close(k.c, &st->bytes, &st->chunks) && rc == 0) {
         snprintf(err, err_size, "writing the JFR file failed");
@@ -607,4 +615,9 @@ int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_sta
     free(k.devs);
     jfr_snapshots_close(k.snaps);
     return rc;
+}
+
+int wl_export_jfr(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err, size_t err_size)
+{
+    return wl_export_rerun(jfr_pass, s, fp, o, st, err, err_size);
 }

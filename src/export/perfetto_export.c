@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "export/export_rerun.h"
 #include "export/out_pipe.h"
 #include "export/perfetto_packets.h"
 
@@ -98,7 +99,8 @@ static int pf_counter(void *ctx, const wl_tl_track *t, uint64_t ts, double v)
     return wl_pf_write_counter(&p->w, ts - p->origin, t->uuid, v);
 }
 
-int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
+/* One pass (export_rerun.h). */
+static int perfetto_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
                        size_t err_size)
 {
     memset(st, 0, sizeof *st);
@@ -136,4 +138,9 @@ int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_expor
     long end = ftell(fp);
     st->bytes = start >= 0 && end >= start ? (uint64_t)(end - start) : 0;
     return rc;
+}
+
+int wl_export_perfetto(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err, size_t err_size)
+{
+    return wl_export_rerun(perfetto_pass, s, fp, o, st, err, err_size);
 }

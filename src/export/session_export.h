@@ -19,6 +19,9 @@ typedef struct wl_export_stats {
     uint64_t bytes;
     uint64_t jfr[WL_JFR_EVENT_TYPES]; /* JFR: events of each type */
     uint64_t chunks;                   /* JFR: chunks written */
+    int restarted;     /* the export started over: it read the kernels in the table's own order
+                          (a regular file's export does, export_rerun.h) and they were too far from
+                          start order; what it had written was cut back */
 } wl_export_stats;
 
 /* Both return 0, or -1 with err filled. fp must be open for writing. */

@@ -30,10 +30,15 @@ void tl_occ_kernel(tl_occ_cache *c, const wl_gpu_item *k, tl_occ *out);
 /* A thread stepping one cursor ahead of the model into a bounded ring of decoded rows. */
 typedef struct tl_reader tl_reader;
 tl_reader *tl_reader_host(wl_session *s, uint64_t open_end_ns, char *err, size_t err_size);
-tl_reader *tl_reader_gpu(wl_session *s, char *err, size_t err_size);
-/* The next row (valid until the following call), or NULL at the end; *failed: a read failed. */
+/* flags: the GPU cursor's open flags (session_cursors.h: WL_CUR_TABLE_ORDER). */
+tl_reader *tl_reader_gpu(wl_session *s, int flags, char *err, size_t err_size);
+/* The next row (valid until the following call), or NULL at the end; *failed: 0, or -1 when a
+ * read failed, WL_CUR_RESTART when rows read in table order broke start order. */
 const wl_host_item *tl_reader_next_host(tl_reader *r, int *failed);
 const wl_gpu_item *tl_reader_next_gpu(tl_reader *r, int *failed);
+/* A GPU reader that read every kernel in table order: the kernels without timestamps it saw
+ * (wl_gpu_cursor_untimed), else -1. */
+int64_t tl_reader_untimed(tl_reader *r);
 /* Stops the thread (also before the end) and frees everything. */
 void tl_reader_close(tl_reader *r);
 

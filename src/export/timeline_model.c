@@ -643,8 +643,9 @@ static const wl_tl_track *pm_gpu(void *ctx, uint32_t device)
  * the GPU work it started, so a dropped call's flows are known when its work arrives. */
 static int walk(model *m, uint64_t open_end, char *err, size_t n)
 {
+    int flags = m->o && m->o->table_order ? WL_CUR_TABLE_ORDER : 0;
     tl_reader *hr = tl_reader_host(m->s, open_end, err, n);
-    tl_reader *gr = hr ? tl_reader_gpu(m->s, err, n) : NULL;
+    tl_reader *gr = hr ? tl_reader_gpu(m->s, flags, err, n) : NULL;
     int rc = hr && gr ? 0 : -1, hfail = 0, gfail = 0;
     const wl_host_item *h = rc == 0 ? tl_reader_next_host(hr, &hfail) : NULL;
     const wl_gpu_item *g = rc == 0 ? tl_reader_next_gpu(gr, &gfail) : NULL;
@@ -669,9 +670,16 @@ static int walk(model *m, uint64_t open_end, char *err, size_t n)
                 rc = -1;
             g = tl_reader_next_gpu(gr, &gfail);
         }
+        if (hfail || gfail) /* the rest of the other side would be read for nothing */
+            break;
         progress(m);
     }
-    if (rc == 0 && (hfail || gfail)) {
+    if (rc == 0 && !h && !g && !hfail && !gfail) /* both sides read to their end */
+        m->st->untimed_kernels = tl_reader_untimed(gr);
+    if (rc == 0 && (hfail == WL_CUR_RESTART || gfail == WL_CUR_RESTART)) {
+        snprintf(err, n, "kernels read in table order came out of start order"); /* export_rerun.h starts over */
+        rc = WL_TL_RESTART;
+    } else if (rc == 0 && (hfail || gfail)) {
         snprintf(err, n, "reading %s records failed", hfail ? "host" : "GPU");
         rc = -1;
     }
@@ -724,6 +732,7 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     model m;
     memset(&m, 0, sizeof m);
     memset(st, 0, sizeof *st);
+    st->untimed_kernels = -1;
     m.s = s, m.o = o, m.sink = sink, m.st = st;
     m.max_lanes = o && o->max_lanes > 0 ? o->max_lanes : 32;
     wl_session_span span; /* the row counts only serve progress reports */
@@ -749,16 +758,19 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
             return -1;
         }
     }
+    int walked = -1;
     if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, on_process, &m) >= 0 && !m.failed &&
         wl_session_each_thread(s, on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, on_device, &m) >= 0 &&
-        !m.failed && walk(&m, span.end_ns, err, err_size) == 0 &&
+        !m.failed && (walked = walk(&m, span.end_ns, err, err_size)) == 0 &&
         tl_inkernel_walk(s, sink, st, &m.next_uuid, o ? o->inkernel_max_lanes : 0, inkernel_stream, &m, err,
                          err_size) == 0 &&
         tl_capture_walk(s, sink, st, &m.next_uuid, process_track, &m, err, err_size) == 0)
         rc = 0;
+    else if (walked == WL_TL_RESTART)
+        rc = WL_TL_RESTART;
     if (rc == 0)
         err[0] = 0;
-    if (o)
+    if (o && rc != WL_TL_RESTART)
         wl_progress_note(&o->progress, m.total, m.total);
     for (size_t i = 0; i < m.procs.n; i++)
         free_group(m.procs.p[i]);

@@ -112,6 +112,9 @@ typedef struct wl_tl_options {
     uint64_t until_ns; /* 0: the whole run; else host and GPU rows that start at or after it are
                         * not read (a sink that keeps a leading window stops the walk there;
                         * slices open at that time still end where they end) */
+    int table_order;   /* the caller can start over: the kernels may be read in the table's own
+                        * order (session_cursors.h, WL_CUR_TABLE_ORDER); the walk then returns
+                        * WL_TL_RESTART when that order was not close enough to start order */
 } wl_tl_options;
 
 typedef struct wl_tl_stats {
@@ -119,8 +122,11 @@ typedef struct wl_tl_stats {
     uint64_t lanes_added;      /* overlap lanes created */
     uint64_t slices_dropped;   /* did not fit max_lanes (with their flows) */
     uint64_t origin_ns, end_ns;
+    int64_t untimed_kernels;   /* kernels without timestamps (in no walk), when the walk counted
+                                * them on the way (table order, every row read); else -1 */
 } wl_tl_stats;
 
+#define WL_TL_RESTART (-2)
 int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *sink, wl_tl_stats *st, char *err,
                      size_t err_size);
 

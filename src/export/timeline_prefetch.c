@@ -1,5 +1,6 @@
 /* Background readers for the timeline model (see timeline_internal.h): one thread per cursor
- * steps its SQLite statements and decodes rows into a ring of a few fixed batches while the
+ * steps its SQLite statements (the GPU one walks them through wl_gpu_cursor_each, which may fold
+ * the kernels in table order) and decodes rows into a ring of a few fixed batches while the
  * model lays out and encodes the rows already read, so reading and writing overlap on two cores.
  * The ring holds NBATCH x BATCH items whatever the session size; the producer waits when every
  * batch is full, the consumer when none is, and they meet once per batch (one mutex round trip
@@ -31,18 +32,16 @@ struct tl_reader {
     pthread_cond_t cv;
     size_t count[NBATCH];      /* items in each produced batch */
     uint64_t produced, consumed; /* batches, monotonic */
-    int done, failed, stop;
+    int done, failed, stop;    /* failed: the cursor's error (-1, WL_CUR_RESTART) */
     /* consumer side, touched by the consumer only */
     uint64_t cur;              /* batch being read */
     size_t pos;
     int holding;
 };
 
-/* Reads one row into slot i; 1 read, 0 end, -1 error. */
+/* Reads one host row into slot i; 1 read, 0 end, -1 error. */
 static int fill(tl_reader *r, size_t i)
 {
-    if (r->gpu)
-        return wl_gpu_cursor_next(r->gpuc, &r->gs[i]);
     host_slot *s = &r->hs[i];
     int rc = wl_host_cursor_next(r->host, &s->it);
     if (rc <= 0 || s->it.n_flows == 0)
@@ -59,6 +58,7 @@ static int fill(tl_reader *r, size_t i)
     return 1;
 }
 
+/* The host reader: batches of rows stepped from the cursor. */
 static void *produce(void *arg)
 {
     tl_reader *r = arg;
@@ -79,13 +79,75 @@ static void *produce(void *arg)
         r->produced = seq + 1;
         if (rc <= 0) {
             r->done = 1;
-            r->failed = rc < 0;
+            r->failed = rc < 0 ? rc : 0;
         }
         pthread_cond_broadcast(&r->cv);
         pthread_mutex_unlock(&r->mu);
         if (rc <= 0)
             return NULL;
     }
+}
+
+/* The GPU reader through wl_gpu_cursor_each (which may read the kernels in table order): the
+ * same batches, filled slot by slot from inside the cursor's walk. */
+typedef struct each_state {
+    tl_reader *r;
+    uint64_t seq;              /* batch being filled */
+    size_t n;                  /* its items so far */
+    int held;                  /* its room was granted */
+} each_state;
+
+static wl_gpu_item *each_slot(void *arg)
+{
+    each_state *e = arg;
+    tl_reader *r = e->r;
+    if (!e->held) {
+        pthread_mutex_lock(&r->mu);
+        while (e->seq - r->consumed >= NBATCH && !r->stop)
+            pthread_cond_wait(&r->cv, &r->mu);
+        int stop = r->stop;
+        pthread_mutex_unlock(&r->mu);
+        if (stop)
+            return NULL;
+        e->held = 1;
+    }
+    return &r->gs[(e->seq % NBATCH) * BATCH + e->n];
+}
+
+static void publish(each_state *e, int done, int failed)
+{
+    tl_reader *r = e->r;
+    pthread_mutex_lock(&r->mu);
+    r->count[e->seq % NBATCH] = e->n;
+    r->produced = e->seq + 1;
+    if (done) {
+        r->done = 1;
+        r->failed = failed;
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+}
+
+static int each_emit(void *arg)
+{
+    each_state *e = arg;
+    if (++e->n == BATCH) {
+        publish(e, 0, 0);
+        e->seq++;
+        e->n = 0;
+        e->held = 0;
+    }
+    return 0;
+}
+
+static void *produce_each(void *arg)
+{
+    each_state e = {arg, 0, 0, 0};
+    int rc = wl_gpu_cursor_each(e.r->gpuc, each_slot, each_emit, &e);
+    if (!e.held && !each_slot(&e)) /* the last batch needs its room too, unless the consumer left */
+        return NULL;
+    publish(&e, 1, rc < 0 ? rc : 0);
+    return NULL;
 }
 
 static tl_reader *start(tl_reader *r)
@@ -97,11 +159,12 @@ static tl_reader *start(tl_reader *r)
         goto fail;
     }
     r->started = 1;
-    if (pthread_create(&r->thread, NULL, produce, r) == 0) {
+    if (pthread_create(&r->thread, NULL, r->gpu ? produce_each : produce, r) == 0) {
         r->has_thread = 1;
         return r;
     }
-    r->done = r->failed = 1; /* no thread: reads nothing and reports the failure */
+    r->done = 1; /* no thread: reads nothing and reports the failure */
+    r->failed = -1;
     return r;
 fail:
     tl_reader_close(r);
@@ -121,13 +184,14 @@ tl_reader *tl_reader_host(wl_session *s, uint64_t open_end_ns, char *err, size_t
     return start(r);
 }
 
-tl_reader *tl_reader_gpu(wl_session *s, char *err, size_t err_size)
+tl_reader *tl_reader_gpu(wl_session *s, int flags, char *err, size_t err_size)
 {
     tl_reader *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
     r->gpu = 1;
-    if (!(r->gs = malloc(NBATCH * BATCH * sizeof *r->gs)) || !(r->gpuc = wl_gpu_cursor_open_unlinked(s, err, err_size))) {
+    if (!(r->gs = malloc(NBATCH * BATCH * sizeof *r->gs)) ||
+        !(r->gpuc = wl_gpu_cursor_open_unlinked(s, flags, err, err_size))) {
         tl_reader_close(r);
         return NULL;
     }
@@ -148,7 +212,7 @@ static long next_index(tl_reader *r, int *failed)
     while (r->produced <= r->cur && !r->done)
         pthread_cond_wait(&r->cv, &r->mu);
     int have = r->produced > r->cur && r->count[r->cur % NBATCH] > 0;
-    *failed = !have && r->failed;
+    *failed = have ? 0 : r->failed;
     pthread_mutex_unlock(&r->mu);
     if (!have)
         return -1;
@@ -167,6 +231,16 @@ const wl_gpu_item *tl_reader_next_gpu(tl_reader *r, int *failed)
 {
     long i = next_index(r, failed);
     return i < 0 ? NULL : &r->gs[i];
+}
+
+int64_t tl_reader_untimed(tl_reader *r)
+{
+    if (!r->gpu || !r->started)
+        return -1;
+    pthread_mutex_lock(&r->mu); /* the cursor's count is written before the reader says done */
+    int64_t n = r->done && !r->failed ? wl_gpu_cursor_untimed(r->gpuc) : -1;
+    pthread_mutex_unlock(&r->mu);
+    return n;
 }
 
 void tl_reader_close(tl_reader *r)

@@ -39,6 +39,16 @@ int wl_session_thread_name(wl_session *s, uint32_t pid, uint32_t tid, char *out,
 int wl_session_each_thread(wl_session *s, void (*fn)(uint32_t pid, uint32_t tid, const char *name, void *),
                            void *arg);
 
+/* Open flag for a caller that can start over (wl_gpu_cursor_each): the kernels may be read in
+ * the table's own order, which is start order up to a bounded disorder in a session of one
+ * process, and put back in start order by a window of rows: about half the CPU of the start-index
+ * walk. When a kernel comes later than the window allows, the walk returns WL_CUR_RESTART after
+ * rows were handed out: the caller forgets them, closes the cursor (the session handle then
+ * remembers: the GPU cursor reads through the index on it from then on) and starts over.
+ * Sessions of several processes are read through the index anyway. */
+#define WL_CUR_TABLE_ORDER 1
+#define WL_CUR_RESTART (-2)
+
 /* ---- host intervals ------------------------------------------------------------------------ */
 typedef enum wl_host_kind { WL_HOST_NVTX = 1, WL_HOST_SCOPE = 2, WL_HOST_API = 3, WL_HOST_TIMER = 4 } wl_host_kind;
 
@@ -108,9 +118,17 @@ typedef struct wl_gpu_item {
 typedef struct wl_gpu_cursor wl_gpu_cursor;
 wl_gpu_cursor *wl_gpu_cursor_open(wl_session *s, char *err, size_t err_size);
 /* The same rows with flow always 0 (no look-up of the API call): for a reader that takes the flow
- * ids from the host cursor's API calls, whose GPU work always starts later. */
-wl_gpu_cursor *wl_gpu_cursor_open_unlinked(wl_session *s, char *err, size_t err_size);
+ * ids from the host cursor's API calls, whose GPU work always starts later. flags: 0 or
+ * WL_CUR_TABLE_ORDER. */
+wl_gpu_cursor *wl_gpu_cursor_open_unlinked(wl_session *s, int flags, char *err, size_t err_size);
+/* Returns 1 with *item filled, 0 at the end, -1 on error (always through the index). */
 int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *item);
+/* Every row in the same order: slot(arg) gives the item to fill (NULL: stop), emit(arg) takes it
+ * (non-zero: stop). Returns 0 at the end, 1 when stopped, -1 on error, WL_CUR_RESTART (above). */
+int wl_gpu_cursor_each(wl_gpu_cursor *c, wl_gpu_item *(*slot)(void *arg), int (*emit)(void *arg), void *arg);
+/* After wl_gpu_cursor_each returned 0 having read the kernels in table order: how many kernels
+ * have no timestamps (they are in no walk; a reader of them can skip its own scan when 0), else -1. */
+int64_t wl_gpu_cursor_untimed(const wl_gpu_cursor *c);
 void wl_gpu_cursor_close(wl_gpu_cursor *c);
 
 #endif

@@ -1,12 +1,17 @@
 /* The GPU cursor (see session_cursors.h): kernels, copies and sets in start order, merged from
  * three statements that each walk a start-time index (kernels and copies) or SQLite's sorter
- * (sets), decoding only the row handed out. */
+ * (sets), decoding only the row handed out. wl_gpu_cursor_each with WL_CUR_TABLE_ORDER reads the
+ * kernels in the table's own order instead, folded inside SQLite (sql_util.h), and puts them back
+ * in start order through a reorder window (reorder.h): the start-index walk seeks the table row
+ * by row and every cell costs an API call, about twice the CPU at 10 M kernels. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/reorder.h"
 #include "store/session_cursors.h"
 #include "store/session_cursors_internal.h"
+#include "store/session_internal.h"
 #include "store/sql_util.h"
 
 /* Columns shared by the three GPU statements: 0 start, 1 end, 2 id, 3 pid, 4 device, 5 stream,
@@ -52,21 +57,51 @@ static const char *const GPU_SQL[2][3] = {
     {NULL, MEMCPY_SQL(FLOW_IF("m", "= 'memcpy'", "2"), JOIN_API("m")),
      MEMSET_SQL(FLOW_IF("z", "= 'memset'", "3"), JOIN_API("z"))},
 };
+/* The unlinked kernels' columns folded in table order (wl_fold's ?1 first, then KERNEL_SQL's and
+ * has_timestamps: the kernels without timestamps are counted on the way, see
+ * wl_gpu_cursor_untimed). */
+#define KERNEL_FOLD_SQL(ident)                                                                          \
+    "SELECT wl_fold(?1, k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, 0,"\
+    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1), coalesce(k.tid, -1), k.name_id,"             \
+    " k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"                                   \
+    " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"          \
+    " k.registers_per_thread, k.static_smem, k.dynamic_smem, k.smem_limit_config,"                      \
+    " coalesce(k.carveout_requested, -1), coalesce(k.queue_delay_ns, -1), k.local_mem_per_thread,"      \
+    " coalesce(k.submit_delay_ns, -1)" ident ", k.has_timestamps) FROM kernel k"
+static const char *const KERNEL_FOLD_SQLS[2] = {KERNEL_FOLD_SQL(NO_IDENT), KERNEL_FOLD_SQL(IDENT)};
+#define KERNEL_COLS 29 /* columns of a kernel row: 28 integers, then the tier (text) */
+/* Kernels held back by the table-order read: far more than run at once on the GPUs of a process
+ * (CUPTI hands records over in completion order; the H100 sessions of tests/data need at most
+ * 100). 4096 rows of 296 bytes (1.2 MiB) stay in a core's L2 cache, which 8192 would not. */
+#define KERNEL_WINDOW 4096
 /* A scope's name and the application thread id attached to it (session_identity.h). */
 #define SCOPE_THREAD_SQL "SELECT name, app_thread_id FROM scope WHERE pid = ?1 AND scope_id = ?2"
 
+/* A kernel row's cells: the integers by column, the tier apart. */
+typedef struct kernel_row {
+    int64_t v[KERNEL_COLS - 1];
+    char tier[64];
+} kernel_row;
+
 struct wl_gpu_cursor {
+    wl_session *s;             /* told at close when the table order broke */
     sqlite3 *db;               /* the cursor's own connection */
     wl_cur_source src[3];
     int last;
     int ident;                 /* the session carries kernel identity */
+    int table;                 /* wl_gpu_cursor_each folds the kernels in table order */
+    int broke;                 /* ... and they came later than the window allows */
+    int64_t untimed;           /* kernels without timestamps the table-order walk saw; -1 unknown */
     wl_cur_name_cache scopes, kernels, ops;
+    kernel_row row;            /* the kernel being decoded */
 };
 
 void wl_gpu_cursor_close(wl_gpu_cursor *c)
 {
     if (!c)
         return;
+    if (c->broke) /* later opens on this handle read through the index (the caller's thread) */
+        c->s->work_unordered = 1;
     for (int i = 0; i < 3; i++)
         sqlite3_finalize(c->src[i].st);
     wl_cur_cache_close(&c->scopes);
@@ -76,12 +111,14 @@ void wl_gpu_cursor_close(wl_gpu_cursor *c)
     free(c);
 }
 
-static wl_gpu_cursor *gpu_open(wl_session *s, int linked, char *err, size_t err_size)
+static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, size_t err_size)
 {
     wl_gpu_cursor *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->last = -1;
+    c->s = s;
+    c->untimed = -1;
     if (!(c->db = wl_cur_db(s, err, err_size))) {
         free(c);
         return NULL;
@@ -98,6 +135,10 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, char *err, size_t err_
         rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->src[i].st, NULL);
         c->src[i].nkeys = 1;
     }
+    /* table order where it can be near start order: unlinked (no join), one process (the rows of
+     * several are held apart in the table), not found out of order before on this handle */
+    c->table = rc == 0 && !linked && (flags & WL_CUR_TABLE_ORDER) && !s->work_unordered &&
+               wl_sql_scalar_u64(c->db, "SELECT count(DISTINCT pid) FROM process") <= 1;
     if (rc) {
         wl_cur_set_err(err, err_size, "GPU cursor", c->db);
         wl_gpu_cursor_close(c);
@@ -106,11 +147,21 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, char *err, size_t err_
     return c;
 }
 
-wl_gpu_cursor *wl_gpu_cursor_open(wl_session *s, char *err, size_t err_size) { return gpu_open(s, 1, err, err_size); }
-
-wl_gpu_cursor *wl_gpu_cursor_open_unlinked(wl_session *s, char *err, size_t err_size)
+wl_gpu_cursor *wl_gpu_cursor_open(wl_session *s, char *err, size_t err_size)
 {
-    return gpu_open(s, 0, err, err_size);
+    return gpu_open(s, 1, 0, err, err_size);
+}
+
+wl_gpu_cursor *wl_gpu_cursor_open_unlinked(wl_session *s, int flags, char *err, size_t err_size)
+{
+    return gpu_open(s, 0, flags, err, err_size);
+}
+
+static void read_kernel(sqlite3_stmt *st, kernel_row *r)
+{
+    for (int i = 0; i < KERNEL_COLS - 1; i++)
+        r->v[i] = sqlite3_column_int64(st, i);
+    wl_cur_text_col(st, KERNEL_COLS - 1, r->tier, sizeof r->tier);
 }
 
 static int gpu_less(const wl_cur_source *a, int ka, const wl_cur_source *b, int kb)
@@ -120,21 +171,25 @@ static int gpu_less(const wl_cur_source *a, int ka, const wl_cur_source *b, int 
     return ka < kb;
 }
 
-static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_gpu_item *it)
+/* Column i of the row handed out: the kernel row's (k), or the copy's or set's statement's. */
+static int64_t cell(sqlite3_stmt *st, const kernel_row *k, int i) { return k ? k->v[i] : sqlite3_column_int64(st, i); }
+
+/* Decodes the ready row of kind: a kernel from k, a copy or a set from its statement st. */
+static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const kernel_row *k, wl_gpu_kind kind, wl_gpu_item *it)
 {
     it->kind = kind;
-    it->start_ns = (uint64_t)sqlite3_column_int64(st, 0);
-    it->end_ns = (uint64_t)sqlite3_column_int64(st, 1);
-    it->id = sqlite3_column_int64(st, 2);
-    it->pid = (uint32_t)sqlite3_column_int64(st, 3);
-    it->device_id = (uint32_t)sqlite3_column_int64(st, 4);
-    it->stream_id = sqlite3_column_int64(st, 5);
-    it->correlation_id = (uint32_t)sqlite3_column_int64(st, 6);
-    it->flow = (uint64_t)sqlite3_column_int64(st, 7);
-    it->graph_id = sqlite3_column_int64(st, 8);
-    int64_t scope = sqlite3_column_int64(st, 9);
+    it->start_ns = (uint64_t)cell(st, k, 0);
+    it->end_ns = (uint64_t)cell(st, k, 1);
+    it->id = cell(st, k, 2);
+    it->pid = (uint32_t)cell(st, k, 3);
+    it->device_id = (uint32_t)cell(st, k, 4);
+    it->stream_id = cell(st, k, 5);
+    it->correlation_id = (uint32_t)cell(st, k, 6);
+    it->flow = (uint64_t)cell(st, k, 7);
+    it->graph_id = cell(st, k, 8);
+    int64_t scope = cell(st, k, 9);
     it->scope_id = scope;
-    it->tid = sqlite3_column_int64(st, 10);
+    it->tid = cell(st, k, 10);
     it->scope[0] = 0;
     it->app_thread = 0;
     if (scope >= 0) {
@@ -157,7 +212,7 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_g
     }
     if (kind == WL_GPU_KERNEL) {
         /* names are kilobytes: an item that holds this cursor's copy of the same name keeps it */
-        int64_t name_id = sqlite3_column_int64(st, 11);
+        int64_t name_id = k->v[11];
         if (it->name_cursor != c || it->name_id != name_id) {
             const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, name_id, 0);
             if (!sl)
@@ -167,20 +222,20 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_g
             it->name_id = name_id;
             it->name_cursor = c;
         }
-        for (int i = 0; i < 3; i++) {
-            it->grid[i] = sqlite3_column_int(st, 12 + i);
-            it->block[i] = sqlite3_column_int(st, 15 + i);
+        for (int i = 0; i < 3; i++) { /* as sqlite3_column_int reads them: the low 32 bits */
+            it->grid[i] = (int)k->v[12 + i];
+            it->block[i] = (int)k->v[15 + i];
         }
-        it->cluster_size = sqlite3_column_int(st, 18);
-        it->registers = sqlite3_column_int(st, 19);
-        it->static_smem = sqlite3_column_int(st, 20);
-        it->dynamic_smem = sqlite3_column_int(st, 21);
-        it->smem_limit_config = sqlite3_column_int(st, 22);
-        it->carveout = sqlite3_column_int(st, 23);
-        it->queue_delay_ns = sqlite3_column_int64(st, 24);
-        it->local_mem = sqlite3_column_int64(st, 25);
-        it->submit_delay_ns = sqlite3_column_int64(st, 26);
-        int64_t op = sqlite3_column_int64(st, 27);
+        it->cluster_size = (int)k->v[18];
+        it->registers = (int)k->v[19];
+        it->static_smem = (int)k->v[20];
+        it->dynamic_smem = (int)k->v[21];
+        it->smem_limit_config = (int)k->v[22];
+        it->carveout = (int)k->v[23];
+        it->queue_delay_ns = k->v[24];
+        it->local_mem = k->v[25];
+        it->submit_delay_ns = k->v[26];
+        int64_t op = k->v[27];
         if (op >= 0 && c->ident) {
             it->op_id = op;
             const wl_cur_name_slot *o = wl_cur_cache_get(&c->ops, op, 0);
@@ -189,7 +244,7 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, wl_gpu_kind kind, wl_g
             wl_cur_copy_str(it->op, sizeof it->op, o->s1);
             wl_cur_copy_str(it->shape, sizeof it->shape, o->s2);
         }
-        wl_cur_text_col(st, 28, it->tier, sizeof it->tier);
+        wl_cur_copy_str(it->tier, sizeof it->tier, k->tier);
     } else if (kind == WL_GPU_MEMCPY) {
         wl_cur_text_col(st, 11, it->copy_kind, sizeof it->copy_kind);
         wl_cur_text_col(st, 12, it->src_kind, sizeof it->src_kind);
@@ -220,5 +275,154 @@ int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *it)
     c->last = best;
     if (best < 0)
         return 0;
-    return gpu_decode(c, c->src[best].st, (wl_gpu_kind)(best + 1), it) ? -1 : 1;
+    if (best == 0)
+        read_kernel(c->src[0].st, &c->row);
+    return gpu_decode(c, c->src[best].st, best ? NULL : &c->row, (wl_gpu_kind)(best + 1), it) ? -1 : 1;
 }
+
+/* ---- every row, kernels in table order --------------------------------------------------------- */
+
+typedef struct each_walk {
+    wl_gpu_cursor *c;
+    wl_gpu_item *(*slot)(void *arg);
+    int (*emit)(void *arg);
+    void *arg;
+    wl_reorder win;            /* kernels by start; val: the slot holding the row */
+    kernel_row *rows;
+    uint32_t *free_rows, nfree;
+    uint64_t frontier;         /* key of the last kernel handed out */
+    int have_frontier, stopped, failed, broken;
+    int64_t untimed;
+} each_walk;
+
+/* SQLite orders start_ns as a signed integer: the same order as these unsigned keys. */
+static uint64_t start_key(int64_t start) { return (uint64_t)start ^ (1ull << 63); }
+
+/* Decodes one row into the caller's next slot and hands it over; 1 when the walk must stop. */
+static int hand_over(each_walk *w, sqlite3_stmt *st, const kernel_row *k, wl_gpu_kind kind)
+{
+    wl_gpu_item *it = w->slot(w->arg);
+    if (!it)
+        return w->stopped = 1;
+    if (gpu_decode(w->c, st, k, kind, it)) {
+        w->failed = 1;
+        return 1;
+    }
+    return w->stopped = w->emit(w->arg) != 0;
+}
+
+/* The copies and sets that start before key (all of them with all; at equal starts kernels go
+ * first, then copies, then sets: gpu_less's order). */
+static int hand_over_others(each_walk *w, uint64_t key, int all)
+{
+    for (;;) {
+        int pick = -1;
+        for (int i = 1; i < 3; i++) {
+            int r = wl_cur_peek(&w->c->src[i]);
+            if (r < 0) {
+                w->failed = 1;
+                return 1;
+            }
+            if (r && (all || start_key(w->c->src[i].key[0]) < key) &&
+                (pick < 0 || gpu_less(&w->c->src[i], i, &w->c->src[pick], pick)))
+                pick = i;
+        }
+        if (pick < 0)
+            return 0;
+        int stop = hand_over(w, w->c->src[pick].st, NULL, (wl_gpu_kind)(pick + 1));
+        w->c->src[pick].state = 0;
+        if (stop)
+            return 1;
+    }
+}
+
+/* The earliest kernel in the window leaves it, after the copies and sets before it. */
+static int hand_over_kernel(each_walk *w)
+{
+    wl_reorder_item it;
+    if (!wl_reorder_pop(&w->win, &it))
+        return 0;
+    w->frontier = it.key;
+    w->have_frontier = 1;
+    int stop = hand_over_others(w, it.key, 0) || hand_over(w, NULL, &w->rows[it.val], WL_GPU_KERNEL);
+    w->free_rows[w->nfree++] = (uint32_t)it.val;
+    return stop;
+}
+
+static int kernel_in(void *arg, sqlite3_value **v)
+{
+    each_walk *w = arg;
+    if (!sqlite3_value_int64(v[KERNEL_COLS])) { /* no timestamps: not in the walk, only counted */
+        w->untimed++;
+        return 0;
+    }
+    uint64_t key = start_key(sqlite3_value_int64(v[0]));
+    if (wl_reorder_full(&w->win) && hand_over_kernel(w))
+        return 1;
+    if (w->have_frontier && key < w->frontier) { /* later than the window allows: order broken */
+        w->broken = 1;
+        return 1;
+    }
+    uint32_t slot = w->free_rows[--w->nfree];
+    kernel_row *r = &w->rows[slot];
+    for (int i = 0; i < KERNEL_COLS - 1; i++)
+        r->v[i] = sqlite3_value_int64(v[i]);
+    const unsigned char *t = sqlite3_value_text(v[KERNEL_COLS - 1]);
+    wl_cur_copy_str(r->tier, sizeof r->tier, (const char *)t);
+    wl_reorder_push(&w->win, key, slot);
+    return 0;
+}
+
+static int each_in_table_order(wl_gpu_cursor *c, wl_gpu_item *(*slot)(void *), int (*emit)(void *), void *arg)
+{
+    each_walk w;
+    memset(&w, 0, sizeof w);
+    w.c = c, w.slot = slot, w.emit = emit, w.arg = arg;
+    sqlite3_stmt *k = NULL;
+    int rc = -1;
+    if (wl_reorder_init(&w.win, KERNEL_WINDOW) || !(w.rows = malloc(KERNEL_WINDOW * sizeof *w.rows)) ||
+        !(w.free_rows = malloc(KERNEL_WINDOW * sizeof *w.free_rows)) ||
+        sqlite3_prepare_v2(c->db, KERNEL_FOLD_SQLS[c->ident], -1, &k, NULL) != SQLITE_OK)
+        goto done;
+    for (uint32_t i = 0; i < KERNEL_WINDOW; i++)
+        w.free_rows[w.nfree++] = KERNEL_WINDOW - 1 - i;
+    int folded = wl_sql_fold(k, kernel_in, &w);
+    if (w.broken) {
+        c->broke = 1;
+        rc = WL_CUR_RESTART;
+        goto done;
+    }
+    if (w.failed || (folded && !w.stopped))
+        goto done;
+    while (w.win.n && !w.stopped && !w.failed) /* the window's last kernels, then the copies and sets after */
+        hand_over_kernel(&w);
+    if (!w.stopped && !w.failed)
+        hand_over_others(&w, 0, 1);
+    rc = w.failed ? -1 : w.stopped ? 1 : 0;
+    if (rc == 0)
+        c->untimed = w.untimed;
+done:
+    sqlite3_finalize(k);
+    wl_reorder_free(&w.win);
+    free(w.rows);
+    free(w.free_rows);
+    return rc;
+}
+
+int wl_gpu_cursor_each(wl_gpu_cursor *c, wl_gpu_item *(*slot)(void *arg), int (*emit)(void *arg), void *arg)
+{
+    if (c->table)
+        return each_in_table_order(c, slot, emit, arg);
+    for (;;) {
+        wl_gpu_item *it = slot(arg);
+        if (!it)
+            return 1;
+        int r = wl_gpu_cursor_next(c, it);
+        if (r <= 0)
+            return r;
+        if (emit(arg))
+            return 1;
+    }
+}
+
+int64_t wl_gpu_cursor_untimed(const wl_gpu_cursor *c) { return c->untimed; }

@@ -1,0 +1,120 @@
+/* The exports' kernels in table order (export/export_rerun.h, WL_CUR_TABLE_ORDER): written to a
+ * regular file, where the kernels are read in the table's own order through a reorder window,
+ * Perfetto, Chrome JSON and JFR must be byte for byte what the same export writes to a memory
+ * stream, which reads through the start index; on a table far from start order (the kernels
+ * renumbered in reverse) the file's export must start over and still give those bytes, and so
+ * must a second export on the same handle (which then reads by the index from the start). A
+ * session with kernels without timestamps keeps them in JFR (the walk counts them on the way). */
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "export/session_export.h"
+#include "store/session.h"
+#include "session_test_util.h"
+#include "test.h"
+
+typedef int (*export_fn)(wl_session *, FILE *, const wl_tl_options *, wl_export_stats *, char *, size_t);
+static const struct {
+    const char *name;
+    export_fn fn;
+} FORMATS[] = {{"perfetto", wl_export_perfetto}, {"json", wl_export_chrome_json}, {"jfr", wl_export_jfr}};
+
+/* The export's bytes through a memory stream (index order). */
+static char *to_memory(wl_session *s, export_fn fn, size_t *n, wl_export_stats *st)
+{
+    char *buf = NULL, err[512];
+    FILE *m = open_memstream(&buf, n);
+    CHECK(m != NULL);
+    if (!m)
+        return NULL;
+    CHECK_EQ_INT(fn(s, m, NULL, st, err, sizeof err), 0);
+    fclose(m);
+    return buf;
+}
+
+/* The export's bytes through a regular file (table order, starting over when it must). */
+static char *to_file(wl_session *s, export_fn fn, const char *path, size_t *n, wl_export_stats *st)
+{
+    char err[512];
+    FILE *f = fopen(path, "w+b");
+    CHECK(f != NULL);
+    if (!f)
+        return NULL;
+    CHECK(fputs("lead", f) >= 0); /* an export that starts after other bytes keeps them */
+    CHECK_EQ_INT(fn(s, f, NULL, st, err, sizeof err), 0);
+    long len = ftell(f);
+    char *buf = len > 4 ? malloc((size_t)len) : NULL;
+    CHECK(buf != NULL && fseek(f, 0, SEEK_SET) == 0 && fread(buf, 1, (size_t)len, f) == (size_t)len);
+    fclose(f);
+    CHECK(buf && !memcmp(buf, "lead", 4));
+    *n = len > 4 ? (size_t)len - 4 : 0;
+    if (buf)
+        memmove(buf, buf + 4, *n);
+    return buf;
+}
+
+/* untimed: the kernels without timestamps the file's first export must have counted in table
+ * order (-1: it must have started over, then read by the index, as every later one on the handle) */
+static void compare(const char *session, const char *out, int exports_per_handle, int64_t untimed)
+{
+    char err[512];
+    for (size_t f = 0; f < sizeof FORMATS / sizeof *FORMATS; f++) {
+        wl_session *s = wl_session_open(session, err, sizeof err);
+        CHECK(s != NULL);
+        if (!s)
+            return;
+        size_t nm = 0;
+        wl_export_stats sm, sf;
+        char *m = to_memory(s, FORMATS[f].fn, &nm, &sm);
+        for (int k = 0; k < exports_per_handle; k++) {
+            size_t nf = 0;
+            char *b = to_file(s, FORMATS[f].fn, out, &nf, &sf);
+            int same = m && b && nm == nf && !memcmp(m, b, nm);
+            if (!same)
+                fprintf(stderr, "%s: the file's export (%d) is not the memory stream's (%zu and %zu bytes)\n",
+                        FORMATS[f].name, k, nf, nm);
+            CHECK(same);
+            CHECK_EQ_INT(sf.events, sm.events);
+            CHECK(sf.events > 40000);
+            CHECK_EQ_INT(sm.restarted, 0); /* a memory stream reads by the index: nothing to start over */
+            CHECK_EQ_INT(sm.tl.untimed_kernels, -1);
+            CHECK_EQ_INT(sf.restarted, untimed < 0 && k == 0);
+            CHECK_EQ_INT(sf.tl.untimed_kernels, k == 0 || untimed >= 0 ? untimed : -1);
+            free(b);
+        }
+        free(m);
+        wl_session_close(s);
+    }
+}
+
+int main(void)
+{
+    char dir[] = "/tmp/wl_export_order_XXXXXX", path[256], out[256], err[512];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(path, sizeof path, "%s/s.wlsession", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    CHECK_EQ_INT(test_synth_walk_session(path, 20000, err, sizeof err), 0); /* windows' worth */
+    compare(path, out, 1, 0);
+
+    /* some kernels without timestamps: JFR finds them (the walk counted them) */
+    sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "UPDATE kernel SET has_timestamps = 0, duration_ns = NULL WHERE id % 997 = 0", NULL, NULL,
+                       NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    compare(path, out, 1, 20000 / 997);
+
+    /* the same kernels, the table's order reversed: ids renumbered from the last to the first */
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, TEST_REVERSE_KERNELS_SQL, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    compare(path, out, 2, -1);
+
+    unlink(out);
+    unlink(path);
+    rmdir(dir);
+    return test_report("test_export_order");
+}
