@@ -1,8 +1,9 @@
-/* The timeline model (see timeline_model.h): tracks for processes, threads, GPUs and streams,
- * lane assignment so slices nest on every track, slice annotations and flows. Host intervals and
- * GPU work come in start order, merged (timeline_prefetch.c reads both ahead in two threads);
- * ends are emitted lazily, just before the next begin on the same lane (or when the walk ends),
- * so each lane's events are in time order with END before a BEGIN at the same timestamp. */
+/* The timeline model (see timeline_model.h): slices laid out on the tracks of processes, threads,
+ * GPUs and streams (timeline_tracks.c: tracks, lanes and placement), their annotations and flows.
+ * Host intervals and GPU work come in start order, merged (timeline_prefetch.c reads both ahead in
+ * two threads); ends are emitted lazily, just before the next begin on the same lane (or when the
+ * walk ends), so each lane's events are in time order with END before a BEGIN at the same
+ * timestamp. */
 #include "export/timeline_model.h"
 
 #include <stdio.h>
@@ -13,385 +14,7 @@
 #include "analysis/kernel_backend.h"
 #include "export/timeline_index.h"
 #include "export/timeline_internal.h"
-
-#define MAX_DEPTH 256          /* Perfetto allows < 512 nested slices per track */
-#define HOST_LANE_TID 0x40000000u
-#define RANK_STREAM_TID 0x20000000u /* ranked sessions: a rank's streams, under its process: + device << 16 */
-
-typedef struct tl_lane {
-    wl_tl_track t;
-    char name[192];
-    uint64_t *ends;            /* open slices' end times, innermost last */
-    int depth, cap;
-} tl_lane;
-
-typedef struct tl_group {      /* a thread or a stream with its lanes */
-    uint32_t pid, tid, device;
-    int64_t stream;
-    tl_lane **lanes;
-    int n;
-} tl_group;
-
-typedef struct tl_gpu {
-    uint32_t device;
-    wl_tl_track t;
-    char name[192];
-    tl_counters counters;
-    wl_tl_track samples[TL_SAMPLE_SERIES]; /* NVML series, declared at the first sample (uuid 0 before) */
-    uint32_t next_tid;
-} tl_gpu;
-
-typedef struct ptr_list {
-    void **p;
-    size_t n, cap;
-} ptr_list;
-
-typedef struct backend_slot { /* the backend of a kernel name, decided once per name */
-    int64_t name_id;
-    const char *backend;
-} backend_slot;
-
-typedef struct model {
-    wl_session *s;
-    const wl_tl_options *o;
-    const wl_tl_sink *sink;
-    wl_tl_stats *st;
-    int max_lanes;
-    uint64_t next_uuid;
-    uint32_t next_host_lane_tid;
-    ptr_list procs, threads, streams, gpus; /* tl_group (procs: lane 0 only), tl_gpu */
-    tl_index by_key;           /* processes, threads, GPUs and streams by their key */
-    tl_occ_cache *occ;
-    tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
-    tl_metrics *metrics;       /* NULL: the session has no hardware metrics */
-    backend_slot backends[1024];
-    int ranked;                /* several ranks or hosts: processes named host / rank N / pid, each with its GPUs */
-    wl_coll_links *coll;       /* collectives run by several processes: flows first -> last arrival */
-    tl_flows coll_started;     /* those flows drawn from their first arrival */
-    uint64_t done, total;
-    int failed;
-} model;
-
-static int list_add(ptr_list *l, void *p)
-{
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 16;
-        void **q = realloc(l->p, ncap * sizeof *q);
-        if (!q)
-            return -1;
-        l->p = q;
-        l->cap = ncap;
-    }
-    l->p[l->n++] = p;
-    return 0;
-}
-
-static int emit_track(model *m, const wl_tl_track *t)
-{
-    m->st->tracks++;
-    return m->sink->track && m->sink->track(m->sink->ctx, t) ? -1 : 0;
-}
-
-static tl_lane *new_lane(model *m, wl_tl_track_type type, uint64_t parent, uint32_t pid, uint32_t tid,
-                         const char *name, int sort_index, int64_t stream)
-{
-    tl_lane *l = calloc(1, sizeof *l);
-    if (!l)
-        return NULL;
-    snprintf(l->name, sizeof l->name, "%s", name);
-    l->t = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = parent, .type = type, .pid = pid, .tid = tid,
-                         .name = l->name, .sort_index = sort_index, .stream_id = stream};
-    if (emit_track(m, &l->t)) {
-        free(l);
-        return NULL;
-    }
-    return l;
-}
-
-static void free_group(tl_group *g)
-{
-    for (int i = 0; g && i < g->n; i++) {
-        free(g->lanes[i]->ends);
-        free(g->lanes[i]);
-    }
-    if (g)
-        free(g->lanes);
-    free(g);
-}
-
-static tl_group *new_group(model *m, tl_lane *base, uint32_t pid, uint32_t tid, uint32_t device, int64_t stream)
-{
-    tl_group *g = calloc(1, sizeof *g);
-    if (!g || !base || !(g->lanes = malloc(sizeof *g->lanes))) {
-        free(g);
-        free(base);
-        return NULL;
-    }
-    g->lanes[0] = base;
-    g->n = 1;
-    g->pid = pid, g->tid = tid, g->device = device, g->stream = stream;
-    (void)m;
-    return g;
-}
-
-/* ---- processes and threads -------------------------------------------------------------------- */
-
-static tl_group *find_proc(model *m, uint32_t pid)
-{
-    return tl_index_get(&m->by_key, (tl_key){TL_KEY_PROC, pid, 0, 0});
-}
-
-/* Adds an object to its list and the index; -1 out of memory (the object is the caller's to free
- * unless it made the list). */
-static int keep(model *m, ptr_list *l, tl_key k, void *p)
-{
-    if (list_add(l, p))
-        return -1;
-    if (tl_index_put(&m->by_key, k, p)) {
-        l->n--;
-        return -1;
-    }
-    return 0;
-}
-
-static tl_group *declare_proc(model *m, uint32_t pid, const char *cmdline, const wl_process_row *row)
-{
-    tl_group *g = find_proc(m, pid);
-    if (g)
-        return g;
-    /* the program's base name: "python3", "warplens_demo"; in a ranked session where it ran */
-    char name[160] = "";
-    size_t len = strcspn(cmdline, " ");
-    const char *p = cmdline;
-    for (size_t i = 0; i < len; i++)
-        if (cmdline[i] == '/')
-            p = cmdline + i + 1;
-    snprintf(name, sizeof name, "%.*s", (int)(cmdline + len - p), p);
-    if (!name[0])
-        snprintf(name, sizeof name, "process %u", pid);
-    if (m->ranked && row) {
-        const char *host = row->hostname[0] ? row->hostname : "?";
-        if (row->rank >= 0)
-            snprintf(name, sizeof name, "%.100s / rank %d / %u", host, row->rank, pid);
-        else
-            snprintf(name, sizeof name, "%.100s / %u", host, pid);
-    }
-    tl_lane *l = new_lane(m, WL_TL_PROCESS, 0, pid, pid, name, (int)m->procs.n, -1);
-    g = new_group(m, l, pid, pid, 0, -1);
-    if (!g || keep(m, &m->procs, (tl_key){TL_KEY_PROC, pid, 0, 0}, g)) {
-        free_group(g);
-        return NULL;
-    }
-    return g;
-}
-
-static void on_process(const wl_process_row *r, void *arg)
-{
-    model *m = arg;
-    if (!declare_proc(m, r->pid, r->cmdline, r))
-        m->failed = 1;
-}
-
-typedef struct rank_census {
-    int ranks, procs;
-    char host[128];
-    int hosts; /* 1, or 2 for more */
-} rank_census;
-
-static void count_rank(const wl_process_row *r, void *arg)
-{
-    rank_census *c = arg;
-    c->procs++;
-    c->ranks += r->rank >= 0;
-    if (!c->hosts) {
-        snprintf(c->host, sizeof c->host, "%s", r->hostname);
-        c->hosts = 1;
-    } else if (strcmp(c->host, r->hostname)) {
-        c->hosts = 2;
-    }
-}
-
-/* A ranked session: several processes of which two have a rank, or processes of two hosts (a
- * merged job). */
-static int session_ranked(wl_session *s)
-{
-    rank_census c = {0};
-    if (wl_session_each_process(s, count_rank, &c) < 0)
-        return 0;
-    return c.procs > 1 && (c.ranks > 1 || c.hosts > 1);
-}
-
-static tl_group *declare_thread(model *m, uint32_t pid, uint32_t tid, const char *name)
-{
-    tl_group *p = declare_proc(m, pid, "", NULL);
-    if (!p)
-        return NULL;
-    char label[160];
-    if (name && name[0])
-        snprintf(label, sizeof label, "%s", name);
-    else
-        snprintf(label, sizeof label, tid ? "thread %u" : "unknown thread", tid);
-    tl_lane *l = new_lane(m, WL_TL_THREAD, p->lanes[0]->t.uuid, pid, tid, label, (int)m->threads.n, -1);
-    tl_group *g = new_group(m, l, pid, tid, 0, -1);
-    if (!g || keep(m, &m->threads, (tl_key){TL_KEY_THREAD, pid, tid, 0}, g)) {
-        free_group(g);
-        return NULL;
-    }
-    return g;
-}
-
-static void on_thread(uint32_t pid, uint32_t tid, const char *name, void *arg)
-{
-    model *m = arg;
-    if (!declare_thread(m, pid, tid, name))
-        m->failed = 1;
-}
-
-static tl_group *find_thread(model *m, uint32_t pid, uint32_t tid)
-{
-    tl_group *g = tl_index_get(&m->by_key, (tl_key){TL_KEY_THREAD, pid, tid, 0});
-    if (g)
-        return g;
-    char name[160];
-    wl_session_thread_name(m->s, pid, tid, name, sizeof name);
-    return declare_thread(m, pid, tid, name);
-}
-
-/* ---- GPUs and streams ------------------------------------------------------------------------- */
-
-/* The GPU device of process pid: in a ranked session each process's own, a track under its
- * process (pid 0: a device no process is named for); else one synthetic process per device. */
-static tl_gpu *find_gpu(model *m, uint32_t pid, uint32_t device, const char *name)
-{
-    uint32_t owner = m->ranked ? pid : 0;
-    tl_gpu *g = tl_index_get(&m->by_key, (tl_key){TL_KEY_GPU, owner, device, 0});
-    if (g)
-        return g;
-    tl_group *proc = owner ? declare_proc(m, owner, "", NULL) : NULL;
-    if (owner && !proc)
-        return NULL;
-    g = calloc(1, sizeof *g);
-    if (!g)
-        return NULL;
-    g->device = device;
-    g->next_tid = owner ? RANK_STREAM_TID + (device << 16) + 1 : 1;
-    snprintf(g->name, sizeof g->name, "GPU %u%s%s%s", device, name && name[0] ? " (" : "", name ? name : "",
-             name && name[0] ? ")" : "");
-    uint32_t gpid = owner ? owner : WL_TL_GPU_PID_BASE + device;
-    g->t = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = proc ? proc->lanes[0]->t.uuid : 0, .type = WL_TL_GPU,
-                         .pid = gpid, .tid = 0, .name = g->name, .sort_index = 1000 + (int)device, .stream_id = -1};
-    tl_counters_init(&g->counters, device);
-    g->counters.fill_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid, .type = WL_TL_COUNTER,
-                                           .pid = gpid, .name = "GPU fill (estimated %)", .sort_index = 0,
-                                           .unit = "%", .stream_id = -1};
-    g->counters.count_track = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid,
-                                            .type = WL_TL_COUNTER, .pid = gpid, .name = "Concurrent kernels",
-                                            .sort_index = 1, .unit = "kernels", .stream_id = -1};
-    if (keep(m, &m->gpus, (tl_key){TL_KEY_GPU, owner, device, 0}, g)) {
-        tl_counters_free(&g->counters);
-        free(g);
-        return NULL;
-    }
-    if (emit_track(m, &g->t) || emit_track(m, &g->counters.fill_track) || emit_track(m, &g->counters.count_track))
-        return NULL; /* g is the list's */
-    return g;
-}
-
-static void on_device(const wl_device_row *d, void *arg)
-{
-    model *m = arg;
-    if (!find_gpu(m, d->pid, d->device_id, d->name) || tl_occ_add_device(m->occ, d))
-        m->failed = 1;
-}
-
-static tl_group *find_stream(model *m, const wl_gpu_item *it)
-{
-    tl_key k = {TL_KEY_STREAM, it->pid, it->device_id, (uint64_t)it->stream_id};
-    tl_group *g = tl_index_get(&m->by_key, k);
-    if (g)
-        return g;
-    tl_gpu *gpu = find_gpu(m, it->pid, it->device_id, NULL);
-    if (!gpu)
-        return NULL;
-    char name[96];
-    int many_procs = m->procs.n > 1 && !m->ranked; /* ranked: under the process already */
-    if (many_procs)
-        snprintf(name, sizeof name, "Stream %lld (pid %u)", (long long)it->stream_id, it->pid);
-    else
-        snprintf(name, sizeof name, "Stream %lld", (long long)it->stream_id);
-    tl_lane *l = new_lane(m, WL_TL_STREAM, gpu->t.uuid, gpu->t.pid, gpu->next_tid++, name,
-                          (int)(it->stream_id * 64), it->stream_id);
-    g = new_group(m, l, it->pid, 0, it->device_id, it->stream_id);
-    if (!g || keep(m, &m->streams, k, g)) {
-        free_group(g);
-        return NULL;
-    }
-    return g;
-}
-
-/* ---- lanes ------------------------------------------------------------------------------------ */
-
-static int pop_until(model *m, tl_lane *l, uint64_t ts)
-{
-    while (l->depth && l->ends[l->depth - 1] <= ts) {
-        uint64_t e = l->ends[--l->depth];
-        if (m->sink->slice_end && m->sink->slice_end(m->sink->ctx, &l->t, e))
-            return -1;
-    }
-    return 0;
-}
-
-static int flush_group(model *m, tl_group *g)
-{
-    for (int i = 0; i < g->n; i++)
-        if (pop_until(m, g->lanes[i], UINT64_MAX))
-            return -1;
-    return 0;
-}
-
-/* First lane where [start, end] nests; NULL when none within max_lanes (*err on failure). */
-static tl_lane *place(model *m, tl_group *g, uint64_t start, uint64_t end, int *err)
-{
-    if (m->o && m->o->flat)
-        return g->lanes[0];
-    for (int i = 0; i < m->max_lanes; i++) {
-        if (i == g->n) {
-            tl_lane **nl = realloc(g->lanes, (size_t)(g->n + 1) * sizeof *nl);
-            if (!nl)
-                break;
-            g->lanes = nl;
-            const wl_tl_track *b = &g->lanes[0]->t;
-            char name[224];
-            snprintf(name, sizeof name, "%s (overlap %d)", b->name, i);
-            uint32_t tid = b->type == WL_TL_STREAM ? ((tl_gpu *)find_gpu(m, g->pid, g->device, NULL))->next_tid++
-                                                   : HOST_LANE_TID + m->next_host_lane_tid++;
-            tl_lane *l = new_lane(m, WL_TL_LANE, b->uuid, b->pid, tid, name, b->sort_index + i, b->stream_id);
-            if (!l)
-                break;
-            g->lanes[g->n++] = l;
-            m->st->lanes_added++;
-        }
-        tl_lane *l = g->lanes[i];
-        if (pop_until(m, l, start))
-            break;
-        if (l->depth == 0 || (l->ends[l->depth - 1] >= end && l->depth < MAX_DEPTH)) {
-            if (l->depth == l->cap) {
-                int ncap = l->cap ? l->cap * 2 : 8;
-                uint64_t *e = realloc(l->ends, (size_t)ncap * sizeof *e);
-                if (!e)
-                    break;
-                l->ends = e;
-                l->cap = ncap;
-            }
-            l->ends[l->depth++] = end;
-            return l;
-        }
-        if (i + 1 == m->max_lanes)
-            return NULL;
-    }
-    *err = 1;
-    return NULL;
-}
+#include "export/timeline_tracks.h"
 
 /* ---- slices ----------------------------------------------------------------------------------- */
 
@@ -420,16 +43,16 @@ static const char *dims(char *b, const int d[3])
     return b;
 }
 
-static void progress(model *m)
+static void progress(tl_model *m)
 {
     if (m->o && m->o->progress.update && (++m->done & 0xffff) == 0)
         wl_progress_note(&m->o->progress, m->done, m->total);
 }
 
-static int host_item(model *m, tl_group *g, const wl_host_item *it)
+static int host_item(tl_model *m, tl_group *g, const wl_host_item *it)
 {
     int err = 0;
-    tl_lane *l = place(m, g, it->start_ns, it->end_ns, &err);
+    tl_lane *l = tl_place(m, g, it->start_ns, it->end_ns, &err);
     if (err)
         return -1;
     if (!l) { /* its flows are not started, so their destinations end none */
@@ -480,18 +103,18 @@ static int host_item(model *m, tl_group *g, const wl_host_item *it)
     return m->sink->slice_begin && m->sink->slice_begin(m->sink->ctx, &s) ? -1 : 0;
 }
 
-static const char *backend_of(model *m, const wl_gpu_item *it)
+static const char *backend_of(tl_model *m, const wl_gpu_item *it)
 {
-    backend_slot *b = &m->backends[(uint64_t)it->name_id & 1023];
+    tl_backend_slot *b = &m->backends[(uint64_t)it->name_id & 1023];
     if (!b->backend || b->name_id != it->name_id)
-        *b = (backend_slot){it->name_id, wl_kernel_backend(it->short_name, it->name, NULL)};
+        *b = (tl_backend_slot){it->name_id, wl_kernel_backend(it->short_name, it->name, NULL)};
     return b->backend;
 }
 
-static int gpu_item(model *m, const wl_gpu_item *it)
+static int gpu_item(tl_model *m, const wl_gpu_item *it)
 {
-    tl_group *g = find_stream(m, it);
-    tl_gpu *gpu = g ? find_gpu(m, it->pid, it->device_id, NULL) : NULL;
+    tl_group *g = tl_find_stream(m, it);
+    tl_gpu *gpu = g ? tl_find_gpu(m, it->pid, it->device_id, NULL) : NULL;
     if (!gpu)
         return -1;
     tl_occ occ = {0};
@@ -508,7 +131,7 @@ static int gpu_item(model *m, const wl_gpu_item *it)
     if (!tl_flows_take(&m->flows, flow, &launch_ns))
         flow = 0;
     int err = 0;
-    tl_lane *l = place(m, g, it->start_ns, it->end_ns, &err);
+    tl_lane *l = tl_place(m, g, it->start_ns, it->end_ns, &err);
     if (err)
         return -1;
     if (!l) {
@@ -599,10 +222,10 @@ static int gpu_item(model *m, const wl_gpu_item *it)
  * are left out: timestamps are written relative to it. */
 static int on_sample(const wl_device_sample_row *r, void *arg)
 {
-    model *m = arg;
+    tl_model *m = arg;
     if (r->ts_ns < m->st->origin_ns)
         return 0;
-    tl_gpu *g = find_gpu(m, r->pid, r->device_id, NULL);
+    tl_gpu *g = tl_find_gpu(m, r->pid, r->device_id, NULL);
     if (!g) {
         m->failed = 1;
         return 1;
@@ -617,7 +240,7 @@ static int on_sample(const wl_device_sample_row *r, void *arg)
             tl_sample_series(i, &name, &unit);
             *t = (wl_tl_track){.uuid = ++m->next_uuid, .parent_uuid = g->t.uuid, .type = WL_TL_COUNTER,
                                .pid = g->t.pid, .name = name, .sort_index = 2 + i, .unit = unit, .stream_id = -1};
-            if (emit_track(m, t))
+            if (tl_emit_track(m, t))
                 goto fail;
         }
         if (m->sink->counter && m->sink->counter(m->sink->ctx, t, r->ts_ns, v))
@@ -632,7 +255,7 @@ fail:
 
 static const wl_tl_track *pm_gpu(void *ctx, uint32_t device)
 {
-    tl_gpu *g = find_gpu(ctx, 0, device, NULL);
+    tl_gpu *g = tl_find_gpu(ctx, 0, device, NULL);
     return g ? &g->t : NULL;
 }
 
@@ -641,7 +264,7 @@ static const wl_tl_track *pm_gpu(void *ctx, uint32_t device)
 /* Host and GPU rows, each read ahead by its own thread, are merged by start time (host first on
  * ties): every thread and stream stays open until the end, and an API call is laid out before
  * the GPU work it started, so a dropped call's flows are known when its work arrives. */
-static int walk(model *m, uint64_t open_end, char *err, size_t n)
+static int walk(tl_model *m, uint64_t open_end, char *err, size_t n)
 {
     int flags = m->o && m->o->table_order ? WL_CUR_TABLE_ORDER : 0;
     tl_reader *hr = tl_reader_host(m->s, open_end, err, n);
@@ -660,7 +283,7 @@ static int walk(model *m, uint64_t open_end, char *err, size_t n)
         if (!h && !g)
             break;
         if (h && (!g || h->start_ns <= g->start_ns)) {
-            if ((!tg || tg->pid != h->pid || tg->tid != h->tid) && !(tg = find_thread(m, h->pid, h->tid)))
+            if ((!tg || tg->pid != h->pid || tg->tid != h->tid) && !(tg = tl_find_thread(m, h->pid, h->tid)))
                 rc = -1;
             else if (host_item(m, tg, h))
                 rc = -1;
@@ -686,10 +309,10 @@ static int walk(model *m, uint64_t open_end, char *err, size_t n)
     tl_reader_close(hr);
     tl_reader_close(gr);
     for (size_t i = 0; rc == 0 && i < m->threads.n; i++)
-        if (flush_group(m, m->threads.p[i]))
+        if (tl_flush_group(m, m->threads.p[i]))
             rc = -1;
     for (size_t i = 0; rc == 0 && i < m->streams.n; i++)
-        if (flush_group(m, m->streams.p[i]))
+        if (tl_flush_group(m, m->streams.p[i]))
             rc = -1;
     for (size_t i = 0; rc == 0 && i < m->gpus.n; i++)
         if (tl_counters_finish(&((tl_gpu *)m->gpus.p[i])->counters, m->sink, m->st))
@@ -704,12 +327,12 @@ static int walk(model *m, uint64_t open_end, char *err, size_t n)
 static int inkernel_stream(void *ctx, uint32_t pid, uint32_t device, int64_t stream, const wl_tl_track **base,
                            uint32_t *tid)
 {
-    model *m = ctx;
+    tl_model *m = ctx;
     wl_gpu_item it;
     memset(&it, 0, sizeof it);
     it.pid = pid, it.device_id = device, it.stream_id = stream;
-    tl_group *g = find_stream(m, &it);
-    tl_gpu *gpu = g ? find_gpu(m, pid, device, NULL) : NULL;
+    tl_group *g = tl_find_stream(m, &it);
+    tl_gpu *gpu = g ? tl_find_gpu(m, pid, device, NULL) : NULL;
     if (!gpu)
         return -1;
     *base = &g->lanes[0]->t;
@@ -719,7 +342,7 @@ static int inkernel_stream(void *ctx, uint32_t pid, uint32_t device, int64_t str
 
 static int process_track(void *ctx, uint32_t pid, const wl_tl_track **track)
 {
-    tl_group *g = find_proc(ctx, pid);
+    tl_group *g = tl_find_proc(ctx, pid);
     if (!g)
         return -1;
     *track = &g->lanes[0]->t;
@@ -729,7 +352,7 @@ static int process_track(void *ctx, uint32_t pid, const wl_tl_track **track)
 int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *sink, wl_tl_stats *st, char *err,
                      size_t err_size)
 {
-    model m;
+    tl_model m;
     memset(&m, 0, sizeof m);
     memset(st, 0, sizeof *st);
     st->untimed_kernels = -1;
@@ -748,7 +371,7 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     if (metrics_failed)
         return -1;
     snprintf(err, err_size, "timeline export failed (out of memory or output error)");
-    m.ranked = session_ranked(s);
+    m.ranked = tl_session_ranked(s);
     if (m.ranked) {
         char why[256];
         m.coll = wl_coll_links_build(s, why, sizeof why);
@@ -759,8 +382,8 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
         }
     }
     int walked = -1;
-    if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, on_process, &m) >= 0 && !m.failed &&
-        wl_session_each_thread(s, on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, on_device, &m) >= 0 &&
+    if ((m.occ = tl_occ_cache_new()) && wl_session_each_process(s, tl_on_process, &m) >= 0 && !m.failed &&
+        wl_session_each_thread(s, tl_on_thread, &m) >= 0 && !m.failed && wl_session_each_device(s, tl_on_device, &m) >= 0 &&
         !m.failed && (walked = walk(&m, span.end_ns, err, err_size)) == 0 &&
         tl_inkernel_walk(s, sink, st, &m.next_uuid, o ? o->inkernel_max_lanes : 0, inkernel_stream, &m, err,
                          err_size) == 0 &&
@@ -773,11 +396,11 @@ int wl_timeline_walk(wl_session *s, const wl_tl_options *o, const wl_tl_sink *si
     if (o && rc != WL_TL_RESTART)
         wl_progress_note(&o->progress, m.total, m.total);
     for (size_t i = 0; i < m.procs.n; i++)
-        free_group(m.procs.p[i]);
+        tl_free_group(m.procs.p[i]);
     for (size_t i = 0; i < m.threads.n; i++)
-        free_group(m.threads.p[i]);
+        tl_free_group(m.threads.p[i]);
     for (size_t i = 0; i < m.streams.n; i++)
-        free_group(m.streams.p[i]);
+        tl_free_group(m.streams.p[i]);
     for (size_t i = 0; i < m.gpus.n; i++) {
         tl_counters_free(&((tl_gpu *)m.gpus.p[i])->counters);
         free(m.gpus.p[i]);

@@ -1,5 +1,5 @@
-/* Pieces shared by the two cursor files (session_cursors.c: helpers and the host cursor;
- * session_cursors_gpu.c: the GPU cursor). Internal to the store. */
+/* Pieces shared by the cursor files (session_cursors.c: facts and helpers; session_cursors_host.c:
+ * the host cursor; session_cursors_gpu.c: the GPU cursor). Internal to the store. */
 #ifndef WARPLENS_STORE_SESSION_CURSORS_INTERNAL_H
 #define WARPLENS_STORE_SESSION_CURSORS_INTERNAL_H
 
@@ -18,6 +18,13 @@ typedef struct wl_cur_source {
 } wl_cur_source;
 /* Makes a row ready; returns 1 ready, 0 done, -1 error. */
 int wl_cur_peek(wl_cur_source *src);
+
+/* The threads with API calls, one at a time (an index seek or two each): WL_CUR_THREADS_SQL
+ * prepared, then wl_cur_next_api_thread steps it to the (pid, tid) after *pid, *tid (the first
+ * when *started is 0): 1 with the pair, 0 after the last, -1 on an error (also for pairs that are
+ * not integers in strictly rising order, so a damaged index cannot make the walk loop). */
+extern const char *const WL_CUR_THREADS_SQL;
+int wl_cur_next_api_thread(sqlite3_stmt *t, int *started, int64_t *pid, int64_t *tid);
 
 /* Scope and kernel names repeat across millions of rows: a direct-mapped cache in front of a
  * primary-key look-up is cheaper than joining the tables in every row. */
