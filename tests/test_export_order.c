@@ -1,10 +1,12 @@
 /* The exports' kernels in table order (export/export_rerun.h, WL_CUR_TABLE_ORDER): written to a
  * regular file, where the kernels are read in the table's own order through a reorder window,
  * Perfetto, Chrome JSON and JFR must be byte for byte what the same export writes to a memory
- * stream, which reads through the start index; on a table far from start order (the kernels
- * renumbered in reverse) the file's export must start over and still give those bytes, and so
- * must a second export on the same handle (which then reads by the index from the start). A
- * session with kernels without timestamps keeps them in JFR (the walk counts them on the way). */
+ * stream, which reads through the start index. One kernel moved a second back in time, further
+ * than the window reaches and between the rows the open samples: the file's export must start over
+ * and still give those bytes, and so must a second export on the same handle (which then reads by
+ * the index from the start). A table out of order as a whole (the kernels renumbered in reverse) is
+ * seen by the open's samples: by the index from the start, nothing to start over. A session with
+ * kernels without timestamps keeps them in JFR (the walk counts them on the way). */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,9 +58,11 @@ static char *to_file(wl_session *s, export_fn fn, const char *path, size_t *n, w
     return buf;
 }
 
-/* untimed: the kernels without timestamps the file's first export must have counted in table
- * order (-1: it must have started over, then read by the index, as every later one on the handle) */
-static void compare(const char *session, const char *out, int exports_per_handle, int64_t untimed)
+/* How the file's exports on one handle must have read the kernels. */
+enum { TABLE_ORDER, RESTART, BY_INDEX };
+
+/* untimed: the kernels without timestamps a table-order read must have counted on the way. */
+static void compare(const char *session, const char *out, int exports_per_handle, int how, int64_t untimed)
 {
     char err[512];
     for (size_t f = 0; f < sizeof FORMATS / sizeof *FORMATS; f++) {
@@ -81,8 +85,9 @@ static void compare(const char *session, const char *out, int exports_per_handle
             CHECK(sf.events > 40000);
             CHECK_EQ_INT(sm.restarted, 0); /* a memory stream reads by the index: nothing to start over */
             CHECK_EQ_INT(sm.tl.untimed_kernels, -1);
-            CHECK_EQ_INT(sf.restarted, untimed < 0 && k == 0);
-            CHECK_EQ_INT(sf.tl.untimed_kernels, k == 0 || untimed >= 0 ? untimed : -1);
+            /* after a restart the handle reads by the index: every later export too */
+            CHECK_EQ_INT(sf.restarted, how == RESTART && k == 0);
+            CHECK_EQ_INT(sf.tl.untimed_kernels, how == TABLE_ORDER ? untimed : -1);
             free(b);
         }
         free(m);
@@ -97,7 +102,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/s.wlsession", dir);
     snprintf(out, sizeof out, "%s/out", dir);
     CHECK_EQ_INT(test_synth_walk_session(path, 20000, err, sizeof err), 0); /* windows' worth */
-    compare(path, out, 1, 0);
+    compare(path, out, 1, TABLE_ORDER, 0);
 
     /* some kernels without timestamps: JFR finds them (the walk counted them) */
     sqlite3 *db;
@@ -105,13 +110,22 @@ int main(void)
     CHECK(sqlite3_exec(db, "UPDATE kernel SET has_timestamps = 0, duration_ns = NULL WHERE id % 997 = 0", NULL, NULL,
                        NULL) == SQLITE_OK);
     sqlite3_close(db);
-    compare(path, out, 1, 20000 / 997);
+    compare(path, out, 1, TABLE_ORDER, 20000 / 997);
+
+    /* one kernel a second earlier, every timestamp of it (the row stays sound) */
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "UPDATE kernel SET queued_ns = queued_ns - 1000000000, submitted_ns = submitted_ns - 1000000000,"
+                           " start_ns = start_ns - 1000000000, end_ns = end_ns - 1000000000,"
+                           " completed_ns = completed_ns - 1000000000 WHERE id = 10007",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    compare(path, out, 2, RESTART, 0);
 
     /* the same kernels, the table's order reversed: ids renumbered from the last to the first */
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db, TEST_REVERSE_KERNELS_SQL, NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(db);
-    compare(path, out, 2, -1);
+    compare(path, out, 2, BY_INDEX, 0);
 
     unlink(out);
     unlink(path);

@@ -111,6 +111,45 @@ void wl_gpu_cursor_close(wl_gpu_cursor *c)
     free(c);
 }
 
+/* Whether kernels sampled across the table are in start order wherever they are more than a
+ * window apart: two that are not would break the table-order read for certain (the earlier one
+ * has left the window when the later one comes), after rows were handed out; an export would
+ * start over. 64 look-ups by rowid catch a table put out of order as a whole (edited, rebuilt)
+ * before anything is read; disorder between the samples is still caught as the rows come. */
+#define ORDER_SAMPLES 64
+static int samples_in_order(sqlite3 *db)
+{
+    sqlite3_stmt *range = NULL, *at = NULL;
+    int64_t lo = 0, hi = 0, id[ORDER_SAMPLES], start[ORDER_SAMPLES];
+    int n = 0, ok = 1;
+    if (sqlite3_prepare_v2(db, "SELECT min(rowid), max(rowid) FROM kernel", -1, &range, NULL) == SQLITE_OK &&
+        sqlite3_step(range) == SQLITE_ROW) {
+        lo = sqlite3_column_int64(range, 0);
+        hi = sqlite3_column_int64(range, 1);
+    }
+    sqlite3_finalize(range);
+    if (hi - lo <= KERNEL_WINDOW ||
+        sqlite3_prepare_v2(db, "SELECT rowid, start_ns FROM kernel WHERE rowid >= ?1 AND has_timestamps ORDER BY rowid"
+                               " LIMIT 1", -1, &at, NULL) != SQLITE_OK) {
+        sqlite3_finalize(at);
+        return 1; /* a table no longer than the window cannot break it */
+    }
+    for (int i = 0; i < ORDER_SAMPLES && ok; i++, sqlite3_reset(at)) {
+        sqlite3_bind_int64(at, 1, lo + (int64_t)((double)(hi - lo) * i / (ORDER_SAMPLES - 1)));
+        if (sqlite3_step(at) != SQLITE_ROW)
+            continue;
+        id[n] = sqlite3_column_int64(at, 0), start[n] = sqlite3_column_int64(at, 1);
+        /* rowids more than a window apart: rows more than a window apart, unless rows were deleted
+         * between them (then the index serves where the window would have: only time is lost) */
+        for (int j = 0; j < n; j++)
+            if (id[n] - id[j] > KERNEL_WINDOW && start[j] > start[n])
+                ok = 0;
+        n++;
+    }
+    sqlite3_finalize(at);
+    return ok;
+}
+
 static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, size_t err_size)
 {
     wl_gpu_cursor *c = calloc(1, sizeof *c);
@@ -138,7 +177,7 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, 
     /* table order where it can be near start order: unlinked (no join), one process (the rows of
      * several are held apart in the table), not found out of order before on this handle */
     c->table = rc == 0 && !linked && (flags & WL_CUR_TABLE_ORDER) && !s->work_unordered &&
-               wl_sql_scalar_u64(c->db, "SELECT count(DISTINCT pid) FROM process") <= 1;
+               wl_sql_scalar_u64(c->db, "SELECT count(DISTINCT pid) FROM process") <= 1 && samples_in_order(c->db);
     if (rc) {
         wl_cur_set_err(err, err_size, "GPU cursor", c->db);
         wl_gpu_cursor_close(c);
