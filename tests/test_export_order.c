@@ -6,7 +6,9 @@
  * and still give those bytes, and so must a second export on the same handle (which then reads by
  * the index from the start). A table out of order as a whole (the kernels renumbered in reverse) is
  * seen by the open's samples: by the index from the start, nothing to start over. A session with
- * kernels without timestamps keeps them in JFR (the walk counts them on the way). */
+ * kernels without timestamps keeps them in JFR (the walk counts them on the way). Kernel
+ * annotations looked up one by one (the JFR export's way: the first look-up scans, later ones seek
+ * a TEMP copy's index) give what the table says, the first row by id winning. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +97,32 @@ static void compare(const char *session, const char *out, int exports_per_handle
     }
 }
 
+/* wl_session_kernel_annotation against the annotation table, for kernels with one, two and no
+ * annotations, on the first look-up of a handle (a scan) and on later ones (the indexed copy). */
+static void check_annotations(const char *path)
+{
+    char err[512], prec[16];
+    wl_session *s = wl_session_open(path, err, sizeof err);
+    CHECK(s != NULL);
+    if (!s)
+        return;
+    const struct {
+        int64_t id;
+        int found;
+        double flops;
+    } want[] = {{300, 1, 300e9}, {3, 1, 3e9}, {301, 0, 0}, {600, 1, 600e9}, {9, 1, -1}, {300, 1, 300e9}};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+        double flops = 0, bytes = 0;
+        int rc = wl_session_kernel_annotation(s, want[i].id, &flops, &bytes, prec, sizeof prec);
+        CHECK_EQ_INT(rc, want[i].found ? 0 : -1);
+        if (want[i].found && want[i].flops > 0)
+            CHECK(flops == want[i].flops && bytes == want[i].flops / 1000 && !strcmp(prec, "fp32"));
+        if (want[i].id == 9) /* two rows: the first by id */
+            CHECK(flops == 1 && !strcmp(prec, "fp16"));
+    }
+    wl_session_close(s);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/wl_export_order_XXXXXX", path[256], out[256], err[512];
@@ -104,8 +132,20 @@ int main(void)
     CHECK_EQ_INT(test_synth_walk_session(path, 20000, err, sizeof err), 0); /* windows' worth */
     compare(path, out, 1, TABLE_ORDER, 0);
 
-    /* some kernels without timestamps: JFR finds them (the walk counted them) */
+    /* every third kernel annotated (kernel 9 twice: a first row, then another) */
     sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "INSERT INTO annotation (pid, tid, target, correlation_id, scope_id, kernel_id, flops, bytes,"
+                           " precision) VALUES (1, 1, 'kernel', 0, NULL, 9, 1, 2, 'fp16');"
+                           "INSERT INTO annotation (pid, tid, target, correlation_id, scope_id, kernel_id, flops, bytes,"
+                           " precision) SELECT pid, tid, 'kernel', correlation_id, NULL, id, id * 1e9, id * 1e6, 'fp32'"
+                           " FROM kernel WHERE id % 3 = 0",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    check_annotations(path);
+    compare(path, out, 1, TABLE_ORDER, 0);
+
+    /* some kernels without timestamps: JFR finds them (the walk counted them) */
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db, "UPDATE kernel SET has_timestamps = 0, duration_ns = NULL WHERE id % 997 = 0", NULL, NULL,
                        NULL) == SQLITE_OK);

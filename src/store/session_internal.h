@@ -14,6 +14,8 @@ struct wl_session {
     struct wl_session_scan *scan; /* the large tables' folds, once read (session_scan.h) */
     int work_unordered;           /* the kernel table proved too far from start order (session_work.h) */
     int read_threads;             /* wl_session_set_read_threads */
+    int annotation_lookups;       /* wl_session_kernel_annotation calls so far */
+    sqlite3_stmt *annotation_by_kernel; /* ... from the second on: by a TEMP copy's index */
     char path[4096];
 };
 

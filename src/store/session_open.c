@@ -271,6 +271,7 @@ void wl_session_close(wl_session *s)
 {
     if (!s)
         return;
+    sqlite3_finalize(s->annotation_by_kernel);
     sqlite3_close(s->db);
     wl_guard_free(s->guard);
     wl_scan_free(s->scan);
