@@ -20,10 +20,13 @@ if ! command -v "$CLANG" >/dev/null; then
 fi
 flags=(-std=c11 -D_GNU_SOURCE -g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all
     -I"$SRC/include" -I"$SRC/src" -I"$SRC/tools/warplens" -I"$CUDA/include")
-# the store, analysis, exporters and the CLI's verbs (not its main), compiled nproc at a time
+# the store, analysis, exporters and the CLI's verbs (not its main), compiled nproc at a time; an
+# object is kept only when newer than its source and every header (a struct that changed in a header
+# would otherwise meet objects compiled with its old layout)
+newest_header=$(ls -t "$SRC"/include/warplens/*.h "$SRC"/src/*/*.h "$SRC"/tools/warplens/*.h 2>/dev/null | head -1)
 compile() {
     local o="$out/obj/$(echo "$1" | tr / _).o"
-    [ "$o" -nt "$1" ] || "$CLANG" "${flags[@]}" -fsanitize=fuzzer-no-link,address,undefined -c "$1" -o "$o"
+    [ "$o" -nt "$1" ] && [ "$o" -nt "$newest_header" ] || "$CLANG" "${flags[@]}" -fsanitize=fuzzer-no-link,address,undefined -c "$1" -o "$o"
 }
 built=1
 jobs=0
