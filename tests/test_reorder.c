@@ -69,6 +69,7 @@ int main(void)
     int broken = 0;
     uint64_t keys[] = {10, 11, 12, 13, 14, 15, 5};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        CHECK_EQ_INT(wl_reorder_late(&r, keys[i]), keys[i] < last); /* the window's own check agrees */
         if (keys[i] < last)
             broken = 1;
         if (wl_reorder_full(&r) && wl_reorder_pop(&r, &it))
@@ -78,6 +79,14 @@ int main(void)
     CHECK(broken && last == 12); /* 5 after 10 and 11 left a window of 4: broken */
     wl_reorder_free(&r);
     CHECK(wl_reorder_init(&r, 0) == -1); /* a window of 0 is refused */
+
+    /* the slot pool: each slot once while the window fills, given back ones come again */
+    CHECK(wl_reorder_init_slots(&r, 3) == 0);
+    uint32_t a = wl_reorder_slot(&r), b = wl_reorder_slot(&r), c = wl_reorder_slot(&r);
+    CHECK(a != b && b != c && a != c && a < 3 && b < 3 && c < 3);
+    wl_reorder_release(&r, b);
+    CHECK_EQ_INT(wl_reorder_slot(&r), b);
+    wl_reorder_free(&r);
 
     return test_report("test_reorder");
 }

@@ -161,7 +161,7 @@ static int js_counter(void *ctx, const wl_tl_track *t, uint64_t ts, double v)
 
 /* One pass (export_rerun.h). */
 static int chrome_json_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
-                       size_t err_size)
+                            size_t err_size)
 {
     memset(st, 0, sizeof *st);
     js_sink *k = calloc(1, sizeof *k);

@@ -572,8 +572,7 @@ static int has_kernel_annotations(wl_session *s)
 }
 
 /* One pass (export_rerun.h). */
-static int jfr_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
-                       size_t err_size)
+static int jfr_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err, size_t err_size)
 {
     memset(st, 0, sizeof *st);
     jfr_sink k;

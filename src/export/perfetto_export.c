@@ -101,7 +101,7 @@ static int pf_counter(void *ctx, const wl_tl_track *t, uint64_t ts, double v)
 
 /* One pass (export_rerun.h). */
 static int perfetto_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_export_stats *st, char *err,
-                       size_t err_size)
+                         size_t err_size)
 {
     memset(st, 0, sizeof *st);
     pf_sink p;

@@ -62,68 +62,39 @@ static int fill(tl_reader *r, size_t i)
     return 1;
 }
 
-/* The host reader: batches of rows stepped from the cursor. */
-static void *produce(void *arg)
-{
-    tl_reader *r = arg;
-    for (uint64_t seq = 0;; seq++) {
-        pthread_mutex_lock(&r->mu);
-        while (seq - r->consumed >= NBATCH && !r->stop)
-            pthread_cond_wait(&r->cv, &r->mu);
-        int stop = r->stop;
-        pthread_mutex_unlock(&r->mu);
-        if (stop)
-            return NULL;
-        size_t b = (size_t)(seq % NBATCH), n = 0;
-        int rc = 1;
-        while (n < BATCH && (rc = fill(r, b * BATCH + n)) > 0)
-            n++;
-        pthread_mutex_lock(&r->mu);
-        r->count[b] = n;
-        r->produced = seq + 1;
-        if (rc <= 0) {
-            r->done = 1;
-            r->failed = rc < 0 ? rc : 0;
-        }
-        pthread_cond_broadcast(&r->cv);
-        pthread_mutex_unlock(&r->mu);
-        if (rc <= 0)
-            return NULL;
-    }
-}
-
-/* The GPU reader through wl_gpu_cursor_each (which may read the kernels in table order): the
- * same batches, filled slot by slot from inside the cursor's walk. */
-typedef struct each_state {
+/* The producer's side of the ring: the batch being filled, one row at a time. */
+typedef struct filler {
     tl_reader *r;
     uint64_t seq;              /* batch being filled */
-    size_t n;                  /* its items so far */
+    size_t n;                  /* its rows so far */
     int held;                  /* its room was granted */
-} each_state;
+} filler;
 
-static wl_gpu_item *each_slot(void *arg)
+/* The ring index of the next row, waiting for room when a new batch starts; -1 when the
+ * consumer asked the reader to stop. */
+static long room(filler *f)
 {
-    each_state *e = arg;
-    tl_reader *r = e->r;
-    if (!e->held) {
+    tl_reader *r = f->r;
+    if (!f->held) {
         pthread_mutex_lock(&r->mu);
-        while (e->seq - r->consumed >= NBATCH && !r->stop)
+        while (f->seq - r->consumed >= NBATCH && !r->stop)
             pthread_cond_wait(&r->cv, &r->mu);
         int stop = r->stop;
         pthread_mutex_unlock(&r->mu);
         if (stop)
-            return NULL;
-        e->held = 1;
+            return -1;
+        f->held = 1;
     }
-    return &r->gs[(e->seq % NBATCH) * BATCH + e->n];
+    return (long)((f->seq % NBATCH) * BATCH + f->n);
 }
 
-static void publish(each_state *e, int done, int failed)
+/* Hands the batch being filled to the consumer, with the end (done) and its cause. */
+static void publish(filler *f, int done, int failed)
 {
-    tl_reader *r = e->r;
+    tl_reader *r = f->r;
     pthread_mutex_lock(&r->mu);
-    r->count[e->seq % NBATCH] = e->n;
-    r->produced = e->seq + 1;
+    r->count[f->seq % NBATCH] = f->n;
+    r->produced = f->seq + 1;
     if (done) {
         r->done = 1;
         r->failed = failed;
@@ -132,26 +103,55 @@ static void publish(each_state *e, int done, int failed)
     pthread_mutex_unlock(&r->mu);
 }
 
-static int each_emit(void *arg)
+/* The row at room()'s index is filled: a full batch goes to the consumer. */
+static int emit(void *arg)
 {
-    each_state *e = arg;
-    if (++e->n == BATCH) {
-        publish(e, 0, 0);
-        e->seq++;
-        e->n = 0;
-        e->held = 0;
+    filler *f = arg;
+    if (++f->n == BATCH) {
+        publish(f, 0, 0);
+        f->seq++;
+        f->n = 0;
+        f->held = 0;
     }
     return 0;
 }
 
-static void *produce_each(void *arg)
+/* The last batch (maybe empty) with the reader's end: rc 0, or the cursor's error. */
+static void *finish(filler *f, int rc)
 {
-    each_state e = {arg, 0, 0, 0};
-    int rc = wl_gpu_cursor_each(e.r->gpuc, each_slot, each_emit, &e);
-    if (!e.held && !each_slot(&e)) /* the last batch needs its room too, unless the consumer left */
-        return NULL;
-    publish(&e, 1, rc < 0 ? rc : 0);
+    if (room(f) >= 0) /* the last batch needs its room too, unless the consumer left */
+        publish(f, 1, rc < 0 ? rc : 0);
     return NULL;
+}
+
+/* The host reader: rows stepped from the cursor. */
+static void *produce(void *arg)
+{
+    filler f = {arg, 0, 0, 0};
+    for (;;) {
+        long i = room(&f);
+        if (i < 0)
+            return NULL;
+        int rc = fill(f.r, (size_t)i);
+        if (rc <= 0)
+            return finish(&f, rc);
+        emit(&f);
+    }
+}
+
+/* The GPU reader through wl_gpu_cursor_each (which may read the kernels in table order): the
+ * same batches, filled slot by slot from inside the cursor's walk. */
+static wl_gpu_item *gpu_slot(void *arg)
+{
+    filler *f = arg;
+    long i = room(f);
+    return i < 0 ? NULL : &f->r->gs[i];
+}
+
+static void *produce_gpu(void *arg)
+{
+    filler f = {arg, 0, 0, 0};
+    return finish(&f, wl_gpu_cursor_each(f.r->gpuc, gpu_slot, emit, &f));
 }
 
 static tl_reader *start(tl_reader *r)
@@ -163,7 +163,7 @@ static tl_reader *start(tl_reader *r)
         goto fail;
     }
     r->started = 1;
-    if (pthread_create(&r->thread, NULL, r->gpu ? produce_each : produce, r) == 0) {
+    if (pthread_create(&r->thread, NULL, r->gpu ? produce_gpu : produce, r) == 0) {
         r->has_thread = 1;
         return r;
     }

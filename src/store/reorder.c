@@ -20,9 +20,23 @@ int wl_reorder_init(wl_reorder *r, size_t cap)
     return 0;
 }
 
+int wl_reorder_init_slots(wl_reorder *r, size_t cap)
+{
+    if (wl_reorder_init(r, cap))
+        return -1;
+    if (!(r->free_slots = malloc(cap * sizeof *r->free_slots))) {
+        wl_reorder_free(r);
+        return -1;
+    }
+    for (size_t i = 0; i < cap; i++) /* slot 0 first */
+        r->free_slots[r->nfree++] = (uint32_t)(cap - 1 - i);
+    return 0;
+}
+
 void wl_reorder_free(wl_reorder *r)
 {
     free(r->v);
+    free(r->free_slots);
     memset(r, 0, sizeof *r);
 }
 
@@ -100,9 +114,11 @@ int wl_reorder_pop(wl_reorder *r, wl_reorder_item *out)
         return 0;
     if (r->is_heap) {
         *out = heap_pop(r);
-        return 1;
+    } else {
+        r->n--;
+        *out = r->v[r->head++];
     }
-    r->n--;
-    *out = r->v[r->head++];
+    r->popped = 1;
+    r->last = out->key;
     return 1;
 }

@@ -21,15 +21,16 @@
  * coalesced (every expression costs per row). Linked statements join the API call for the flow
  * rule; unlinked ones (the timeline's) have flow 0 and no join. Rows come in start order only:
  * ties are rare and any order of equal starts nests or lands on an overlap lane. */
-#define KERNEL_SQL(flow, join, ident)                                                                   \
-    "SELECT k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, " flow ","   \
+#define KERNEL_COLUMNS(flow, ident)                                                                     \
+    "k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, " flow ","          \
     " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1), coalesce(k.tid, -1), k.name_id,"              \
     " k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"                                   \
     " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"          \
     " k.registers_per_thread, k.static_smem, k.dynamic_smem, k.smem_limit_config,"                      \
     " coalesce(k.carveout_requested, -1), coalesce(k.queue_delay_ns, -1), k.local_mem_per_thread,"      \
-    " coalesce(k.submit_delay_ns, -1)" ident " FROM kernel k" join                                      \
-    " WHERE k.has_timestamps ORDER BY k.start_ns"
+    " coalesce(k.submit_delay_ns, -1)" ident
+#define KERNEL_SQL(flow, join, ident)                                                                   \
+    "SELECT " KERNEL_COLUMNS(flow, ident) " FROM kernel k" join " WHERE k.has_timestamps ORDER BY k.start_ns"
 #define MEMCPY_SQL(flow, join)                                                                          \
     "SELECT m.start_ns, m.end_ns, m.id, m.pid, m.device_id, m.stream_id, m.correlation_id, " flow ","   \
     " coalesce(m.graph_id, -1), coalesce(m.scope_id, -1), coalesce(m.tid, -1), m.kind, m.src_kind,"     \
@@ -60,14 +61,7 @@ static const char *const GPU_SQL[2][3] = {
 /* The unlinked kernels' columns folded in table order (wl_fold's ?1 first, then KERNEL_SQL's and
  * has_timestamps: the kernels without timestamps are counted on the way, see
  * wl_gpu_cursor_untimed). */
-#define KERNEL_FOLD_SQL(ident)                                                                          \
-    "SELECT wl_fold(?1, k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, 0,"\
-    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1), coalesce(k.tid, -1), k.name_id,"             \
-    " k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"                                   \
-    " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"          \
-    " k.registers_per_thread, k.static_smem, k.dynamic_smem, k.smem_limit_config,"                      \
-    " coalesce(k.carveout_requested, -1), coalesce(k.queue_delay_ns, -1), k.local_mem_per_thread,"      \
-    " coalesce(k.submit_delay_ns, -1)" ident ", k.has_timestamps) FROM kernel k"
+#define KERNEL_FOLD_SQL(ident) "SELECT wl_fold(?1, " KERNEL_COLUMNS("0", ident) ", k.has_timestamps) FROM kernel k"
 static const char *const KERNEL_FOLD_SQLS[2] = {KERNEL_FOLD_SQL(NO_IDENT), KERNEL_FOLD_SQL(IDENT)};
 #define KERNEL_COLS 29 /* columns of a kernel row: 28 integers, then the tier (text) */
 /* Kernels held back by the table-order read: far more than run at once on the GPUs of a process
@@ -327,15 +321,11 @@ typedef struct each_walk {
     int (*emit)(void *arg);
     void *arg;
     wl_reorder win;            /* kernels by start; val: the slot holding the row */
-    kernel_row *rows;
-    uint32_t *free_rows, nfree;
-    uint64_t frontier;         /* key of the last kernel handed out */
-    int have_frontier, stopped, failed, broken;
+    kernel_row *rows;          /* rows of the window's slots */
+    int stopped, failed, broken;
     int64_t untimed;
 } each_walk;
 
-/* SQLite orders start_ns as a signed integer: the same order as these unsigned keys. */
-static uint64_t start_key(int64_t start) { return (uint64_t)start ^ (1ull << 63); }
 
 /* Decodes one row into the caller's next slot and hands it over; 1 when the walk must stop. */
 static int hand_over(each_walk *w, sqlite3_stmt *st, const kernel_row *k, wl_gpu_kind kind)
@@ -362,7 +352,7 @@ static int hand_over_others(each_walk *w, uint64_t key, int all)
                 w->failed = 1;
                 return 1;
             }
-            if (r && (all || start_key(w->c->src[i].key[0]) < key) &&
+            if (r && (all || wl_reorder_key_i64(w->c->src[i].key[0]) < key) &&
                 (pick < 0 || gpu_less(&w->c->src[i], i, &w->c->src[pick], pick)))
                 pick = i;
         }
@@ -381,10 +371,8 @@ static int hand_over_kernel(each_walk *w)
     wl_reorder_item it;
     if (!wl_reorder_pop(&w->win, &it))
         return 0;
-    w->frontier = it.key;
-    w->have_frontier = 1;
     int stop = hand_over_others(w, it.key, 0) || hand_over(w, NULL, &w->rows[it.val], WL_GPU_KERNEL);
-    w->free_rows[w->nfree++] = (uint32_t)it.val;
+    wl_reorder_release(&w->win, (uint32_t)it.val);
     return stop;
 }
 
@@ -395,14 +383,14 @@ static int kernel_in(void *arg, sqlite3_value **v)
         w->untimed++;
         return 0;
     }
-    uint64_t key = start_key(sqlite3_value_int64(v[0]));
+    uint64_t key = wl_reorder_key_i64(sqlite3_value_int64(v[0]));
     if (wl_reorder_full(&w->win) && hand_over_kernel(w))
         return 1;
-    if (w->have_frontier && key < w->frontier) { /* later than the window allows: order broken */
+    if (wl_reorder_late(&w->win, key)) { /* later than the window allows: order broken */
         w->broken = 1;
         return 1;
     }
-    uint32_t slot = w->free_rows[--w->nfree];
+    uint32_t slot = wl_reorder_slot(&w->win);
     kernel_row *r = &w->rows[slot];
     for (int i = 0; i < KERNEL_COLS - 1; i++)
         r->v[i] = sqlite3_value_int64(v[i]);
@@ -419,12 +407,9 @@ static int each_in_table_order(wl_gpu_cursor *c, wl_gpu_item *(*slot)(void *), i
     w.c = c, w.slot = slot, w.emit = emit, w.arg = arg;
     sqlite3_stmt *k = NULL;
     int rc = -1;
-    if (wl_reorder_init(&w.win, KERNEL_WINDOW) || !(w.rows = malloc(KERNEL_WINDOW * sizeof *w.rows)) ||
-        !(w.free_rows = malloc(KERNEL_WINDOW * sizeof *w.free_rows)) ||
+    if (wl_reorder_init_slots(&w.win, KERNEL_WINDOW) || !(w.rows = malloc(KERNEL_WINDOW * sizeof *w.rows)) ||
         sqlite3_prepare_v2(c->db, KERNEL_FOLD_SQLS[c->ident], -1, &k, NULL) != SQLITE_OK)
         goto done;
-    for (uint32_t i = 0; i < KERNEL_WINDOW; i++)
-        w.free_rows[w.nfree++] = KERNEL_WINDOW - 1 - i;
     int folded = wl_sql_fold(k, kernel_in, &w);
     if (w.broken) {
         c->broke = 1;
@@ -444,7 +429,6 @@ done:
     sqlite3_finalize(k);
     wl_reorder_free(&w.win);
     free(w.rows);
-    free(w.free_rows);
     return rc;
 }
 

@@ -166,16 +166,10 @@ typedef struct walk {
     wl_work_row next[2];      /* the next row of each, when has_next */
     int has_next[2], read_err;
     wl_reorder win;           /* kernels by start; val: the slot holding the row */
-    wl_work_row *slots;
-    uint32_t *free_slots;
-    size_t nfree;
-    uint64_t frontier;        /* key of the last kernel passed on */
-    int have_frontier, stopped, broken;
+    wl_work_row *slots;       /* rows of the window's slots */
+    int stopped, broken;
     long n;
 } walk;
-
-/* SQLite orders start_ns as a signed integer: the same order as unsigned keys. */
-static uint64_t start_key(int64_t start) { return (uint64_t)start ^ (1ull << 63); }
 
 static void other_next(walk *w, int i)
 {
@@ -202,7 +196,7 @@ static int pass_others(walk *w, uint64_t key, int all)
     for (;;) {
         int pick = -1;
         for (int i = 0; i < 2; i++)
-            if (w->has_next[i] && (all || start_key((int64_t)w->next[i].start_ns) < key) &&
+            if (w->has_next[i] && (all || wl_reorder_key_i64((int64_t)w->next[i].start_ns) < key) &&
                 (pick < 0 || (int64_t)w->next[i].start_ns < (int64_t)w->next[pick].start_ns))
                 pick = i;
         if (pick < 0)
@@ -220,24 +214,22 @@ static int pass_kernel(walk *w)
     wl_reorder_item it;
     if (!wl_reorder_pop(&w->win, &it))
         return 0;
-    w->frontier = it.key;
-    w->have_frontier = 1;
     int stop = pass_others(w, it.key, 0) || pass_on(w, &w->slots[it.val]);
-    w->free_slots[w->nfree++] = (uint32_t)it.val;
+    wl_reorder_release(&w->win, (uint32_t)it.val);
     return stop;
 }
 
 static int kernel_in(void *arg, sqlite3_value **v)
 {
     walk *w = arg;
-    uint64_t key = start_key(sqlite3_value_int64(v[4]));
+    uint64_t key = wl_reorder_key_i64(sqlite3_value_int64(v[4]));
     if (wl_reorder_full(&w->win) && pass_kernel(w))
         return 1;
-    if (w->have_frontier && key < w->frontier) { /* later than the window allows: order broken */
+    if (wl_reorder_late(&w->win, key)) { /* later than the window allows: order broken */
         w->broken = 1;
         return 1;
     }
-    uint32_t slot = w->free_slots[--w->nfree];
+    uint32_t slot = wl_reorder_slot(&w->win);
     cells c = {NULL, v};
     read_row(&c, WL_WORK_KERNEL, &w->slots[slot]);
     wl_reorder_push(&w->win, key, slot);
@@ -254,14 +246,11 @@ static long each_in_table_order(wl_session *s, int (*fn)(const wl_work_row *, vo
     w.arg = arg;
     sqlite3_stmt *k = NULL;
     long rc = -1;
-    if (wl_reorder_init(&w.win, WORK_WINDOW) || !(w.slots = malloc(WORK_WINDOW * sizeof *w.slots)) ||
-        !(w.free_slots = malloc(WORK_WINDOW * sizeof *w.free_slots)) ||
+    if (wl_reorder_init_slots(&w.win, WORK_WINDOW) || !(w.slots = malloc(WORK_WINDOW * sizeof *w.slots)) ||
         sqlite3_prepare_v2(s->db, WORK_SQL[1], -1, &w.other[0], NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, WORK_SQL[2], -1, &w.other[1], NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, KERNELS_IN_TABLE_ORDER, -1, &k, NULL) != SQLITE_OK)
         goto done;
-    for (uint32_t i = 0; i < WORK_WINDOW; i++)
-        w.free_slots[w.nfree++] = WORK_WINDOW - 1 - i;
     other_next(&w, 0);
     other_next(&w, 1);
     int folded = wl_sql_fold(k, kernel_in, &w);
@@ -286,7 +275,6 @@ done:
     sqlite3_finalize(w.other[1]);
     wl_reorder_free(&w.win);
     free(w.slots);
-    free(w.free_slots);
     return rc;
 }
 
