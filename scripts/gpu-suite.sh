@@ -9,6 +9,9 @@ mkdir -p "$OUT"
 B=.carry/build
 export WARPLENS_BIN=$PWD/$B/bin/warplens
 export PATH=$PWD/$B/bin:$PATH
+# NVLink multicast stays off on shared multi-GPU hosts (a program using it can take the host's GPUs
+# out of service): NCCL, PyTorch's symmetric memory and NVSHMEM each have their own switch
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 fails=0
 step() { echo; echo "=== $* ==="; }
 run_step() { # name command...

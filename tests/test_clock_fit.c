@@ -1,5 +1,6 @@
 /* Unit tests of the %globaltimer <-> CUPTI offset intersection and drift (src/common/clock_fit.h). */
 #include "common/clock_fit.h"
+#include "common/probe_floors.h"
 #include "test.h"
 
 static void test_intersect(void)
@@ -101,10 +102,34 @@ static void test_drift(void)
     CHECK_EQ_INT(wl_clock_offset_at(750, 11000000000ull, 0, 1), 750);
 }
 
+/* the floors table and WARPLENS_PROBE_FLOORS's syntax */
+static void test_floor_table(void)
+{
+    wl_probe_floors f = {-1, -1};
+    CHECK_EQ_INT(wl_probe_floors_for("NVIDIA H100 80GB HBM3", &f), 1);
+    CHECK(f.start_ns > 0 && f.end_ns > f.start_ns);
+    CHECK_EQ_INT(wl_probe_floors_for("NVIDIA H100", &f), 0); /* exact names only */
+    CHECK_EQ_INT(wl_probe_floors_for(NULL, &f), 0);
+    CHECK_EQ_INT(wl_probe_floors_parse("160,672", &f), 0);
+    CHECK_EQ_INT(f.start_ns, 160);
+    CHECK_EQ_INT(f.end_ns, 672);
+    CHECK_EQ_INT(wl_probe_floors_parse("0,1000000", &f), 0);
+    CHECK_EQ_INT(f.end_ns, 1000000);
+    const char *bad[] = {"", "160", "160,", ",672", "160,672,", "160 ,672", "-1,672", "160,1000001",
+                         "99999999999999999999,1", "160;672", "0x10,5", "160,672 "};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        f.start_ns = f.end_ns = 7;
+        CHECK_EQ_INT(wl_probe_floors_parse(bad[i], &f), -1);
+        CHECK(f.start_ns == 7 && f.end_ns == 7); /* untouched */
+    }
+    CHECK_EQ_INT(wl_probe_floors_parse(NULL, &f), -1);
+}
+
 int main(void)
 {
     test_intersect();
     test_floors();
     test_drift();
+    test_floor_table();
     return test_report("clock_fit");
 }

@@ -26,6 +26,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -195,9 +196,20 @@ void wl_calibrate_cupti_early(void)
     pthread_mutex_unlock(&g_lock);
 }
 
-/* 1 and the floors of this context's GPU model, 0 when none were measured. */
+/* 1 and the floors of this context's GPU model, 0 when none were measured. WARPLENS_PROBE_FLOORS
+ * (START_NS,END_NS, measured with bench_ik_probe_gaps --raw) stands in for the table: for a GPU
+ * it lacks, or to check an entry. A wrong value is the user's to see: floors above the true gaps
+ * empty the intersection, which fit_probes reports, and the plain bound is used. */
 static int floors_of_device(wl_probe_floors *f)
 {
+    const char *env = getenv("WARPLENS_PROBE_FLOORS");
+    if (env && *env) {
+        if (wl_probe_floors_parse(env, f) == 0)
+            return 1;
+        static atomic_flag once = ATOMIC_FLAG_INIT;
+        wl_log_once(&once, "WARPLENS_PROBE_FLOORS=%s is not START_NS,END_NS (0..1000000 each); using the "
+                           "table of measured GPUs", env);
+    }
     CUdevice dev;
     char name[256];
     return cuCtxGetDevice(&dev) == CUDA_SUCCESS && cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS &&

@@ -14,4 +14,9 @@ typedef struct wl_probe_floors {
 /* 1 and the floors for the device named `name` (cuDeviceGetName), 0 when none was measured. */
 int wl_probe_floors_for(const char *name, wl_probe_floors *out);
 
+/* "START_NS,END_NS" (two decimal integers, 0..1000000, nothing else: what `bench_ik_probe_gaps
+ * --raw` prints for a GPU the table lacks, given to the recorder as WARPLENS_PROBE_FLOORS).
+ * 0 and the floors, or -1. */
+int wl_probe_floors_parse(const char *s, wl_probe_floors *out);
+
 #endif

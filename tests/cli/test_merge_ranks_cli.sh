@@ -163,6 +163,30 @@ for f in ("torch-ops-h100", "demo-h100", "torch-h100", "stalls-torch-h100", "met
         assert a and a == b or not a and not b, (f, t, len(a), len(b))
 PY
 
+# a real NCCL job: torchrun, 2 ranks on 2 H200s, rank 1 planted slow (tests/gpu/torch_ddp.py under
+# tests/gpu/test_multirank.sh, tests/data/ranks/). `ranks` names rank 1 on every step; rank 1's
+# session moved to host "hostB" with its clock 1.5 ms ahead, merge recovers that within 5 us from the
+# 20 all-reduces' ends (a planted offset on real collectives: the estimate's bias is NCCL's own)
+for r in 0 1; do gzip -dc "$D/ranks/ddp-nccl-h200-rank$r.wlsession.gz" >nccl$r.wlsession; done
+"$W" ranks nccl0.wlsession nccl1.wlsession >nr.txt 2>&1 && awk '$1 == "1" {print $NF}' nr.txt | grep -q "^20/20" \
+    && awk '$1 == "0" {print $NF}' nr.txt | grep -q "^0/20" && ok || bad "real NCCL ranks: $(cat nr.txt)"
+cp nccl1.wlsession nccl1b.wlsession
+python3 - nccl1b.wlsession <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("UPDATE process SET hostname = 'hostB'")
+for t, cols in [("kernel", "start_ns end_ns queued_ns submitted_ns completed_ns"), ("memcpy", "start_ns end_ns"),
+                ("memset", "start_ns end_ns"), ("api_call", "start_ns end_ns"), ("nvtx_range", "start_ns end_ns"),
+                ("process", "start_ns end_ns"), ("sync", "start_ns end_ns"), ("nvtx_mark", "ts_ns"),
+                ("device_sample", "ts_ns window_start_ns")]:
+    for col in cols.split():
+        c.execute(f"UPDATE {t} SET {col} = {col} + 1500000 WHERE {col} IS NOT NULL")
+c.commit()
+PY
+"$W" merge -o nccl.wlsession nccl0.wlsession nccl1b.wlsession >nm.txt 2>&1 \
+    && awk '$1 == "hostB" {d = $2 + 1500000; exit !(d <= 5000 && d >= -5000)}' nm.txt \
+    && "$W" ranks nccl.wlsession | awk '$1 == "1" {print $NF}' | grep -q "^20/20" && ok || bad "real NCCL two-host merge: $(cat nm.txt)"
+
 # malformed inputs: one line, no output, no temporary left
 no_output() { [ ! -e x.wlsession ] && [ -z "$(ls -a | grep '\.tmp\.')" ]; }
 "$W" merge -o x.wlsession job/rank000.wlsession job/rank000.wlsession 2>err.txt; rc=$?

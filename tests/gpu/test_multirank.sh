@@ -8,6 +8,8 @@
 # Usage: tests/gpu/test_multirank.sh OUTDIR BUILD   (warplens on PATH, torch installed; BUILD: the
 # build folder holding lib/libwl_floor_injection.so)
 set -u
+# NVLink multicast off (shared multi-GPU hosts: see scripts/gpu-suite.sh), also when run alone
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 OUT=${1:-/tmp/wl_multirank}
 mkdir -p "$OUT"
 NGPU=$(nvidia-smi -L 2>/dev/null | wc -l)

@@ -1,7 +1,10 @@
 """A small torch.distributed job for the GPU suite (tests/gpu/test_multirank.sh): STEPS steps, each
 an NVTX range "step" with a forward/backward of a linear model and an all-reduce of its gradients
-(DDP); the rank named by SLOW_RANK does 3x the compute, so it is the straggler. NCCL when every
-rank has a GPU of its own, else gloo (ranks sharing the one GPU)."""
+(DDP); the rank named by SLOW_RANK also runs three 4096^3 FP32 matrix products (~7 ms on an
+H100/H200) before its forward, so it arrives last at every all-reduce: the straggler. (Three times
+the step's own 512x2048x2048 product was too little on two H200s: ~0.1 ms against ~1 ms of host
+time per step, and the straggler varied with the host's jitter.) NCCL when every rank has a GPU of
+its own, else gloo (ranks sharing the one GPU)."""
 import os
 import sys
 
@@ -21,11 +24,14 @@ model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(2048, 2048).to
 x = torch.randn(512, 2048, device=dev)
 w = torch.randn(2048, 2048, device=dev) / 45.0  # keeps y's scale: a matmul per extra unit of work
 slow = int(os.environ.get("SLOW_RANK", "1"))
+z = torch.randn(4096, 4096, device=dev)
+wz = torch.randn(4096, 4096, device=dev) / 64.0
 for s in range(steps):
     torch.cuda.nvtx.range_push("step")
-    y = x
-    for _ in range(3 if rank == slow else 1):
-        y = torch.relu(y @ w)
+    if rank == slow:
+        for _ in range(3):
+            z = torch.tanh(z @ wz)
+    y = torch.relu(x @ w)
     loss = model(y).square().mean()
     loss.backward()
     torch.cuda.synchronize()
