@@ -6,8 +6,10 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
-static const char *const g_phase_name[WL_MC_COUNT] = {"configure", "start", "stop", "decode",
-                                                      "evaluate", "tie", "kernel_call", "other_call"};
+static const char *const g_phase_name[WL_MC_COUNT] = {"configure",    "start",        "stop",
+                                                      "decode",       "evaluate",     "tie",
+                                                      "kernel_call",  "other_call",   "setup_device",
+                                                      "setup_host",   "setup_enable"};
 static _Atomic uint64_t g_ns[WL_MC_COUNT], g_count[WL_MC_COUNT], g_max[WL_MC_COUNT], g_image;
 
 static void keep_max(_Atomic uint64_t *slot, uint64_t v)
@@ -41,7 +43,7 @@ void wl_mcost_write(void (*write)(const char *name, uint64_t value))
         write(name, atomic_load(&g_ns[p]));
         snprintf(name, sizeof name, "metrics_%s_count", g_phase_name[p]);
         write(name, n);
-        if (p == WL_MC_KERNEL_CALL || p == WL_MC_OTHER_CALL) {
+        if (p == WL_MC_KERNEL_CALL || p == WL_MC_OTHER_CALL || p == WL_MC_START || p == WL_MC_STOP) {
             snprintf(name, sizeof name, "metrics_%s_max_ns", g_phase_name[p]);
             write(name, atomic_load(&g_max[p]));
         }

@@ -16,6 +16,9 @@ enum {
     WL_MC_TIE,           /* ranges tied to calls and handed to the writer */
     WL_MC_KERNEL_CALL,   /* a profiled kernel launch, entry to exit: the replay passes run here */
     WL_MC_OTHER_CALL,    /* a profiled copy or graph launch, likewise */
+    WL_MC_SETUP_DEVICE,  /* a context's set-up: profiler and device support, counter availability */
+    WL_MC_SETUP_HOST,    /* ... the metric host object, the names checked, the configuration built */
+    WL_MC_SETUP_ENABLE,  /* ... the range profiler enabled, the counter-data image sized and allocated */
     WL_MC_COUNT
 };
 
@@ -23,7 +26,8 @@ void wl_mcost_add(int phase, uint64_t ns);
 /* the size of a context's counter-data image (the largest is kept: `metrics_image_bytes`) */
 void wl_mcost_note_image(uint64_t bytes);
 /* Writes every phase seen as `metrics_<phase>_ns`, `metrics_<phase>_count` and, for the calls,
- * `metrics_<phase>_max_ns`, and `metrics_image_bytes`, through `write` (the writer's STAT records). */
+ * `metrics_<phase>_max_ns` (calls, Start, Stop), and `metrics_image_bytes`, through `write` (the
+ * writer's STAT records). */
 void wl_mcost_write(void (*write)(const char *name, uint64_t value));
 
 #endif

@@ -327,6 +327,7 @@ static int allocate(mctx *m)
 static int setup(mctx *m)
 {
     char chip[64], step[128];
+    uint64_t t0 = wl_rp_now_ns(), t1;
     CUptiResult st0 = wl_profiler_device_begin(m->device_id, CUPTI_PROFILER_RANGE_PROFILING, chip, sizeof chip, step,
                                                sizeof step);
     if (st0 != CUPTI_SUCCESS) {
@@ -346,6 +347,9 @@ static int setup(mctx *m)
     ca.pCounterAvailabilityImage = avail;
     m->availability = avail; /* kept until teardown: the host object reads it later */
     TRY(cuptiProfilerGetCounterAvailability(&ca), "reading counter availability");
+    t1 = wl_rp_now_ns();
+    wl_mcost_add(WL_MC_SETUP_DEVICE, t1 - t0);
+    t0 = t1;
     void *host = NULL;
     CUptiResult st = wl_profiler_host_new(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail, &host);
     m->host = host;
@@ -366,6 +370,9 @@ static int setup(mctx *m)
     TRY(wl_profiler_config(m->host, g_name_ptr, (size_t)g_count, &m->config, &m->config_size),
         "building the metric configuration");
     TRY(wl_profiler_passes(m->config, m->config_size, &m->num_passes), "counting replay passes");
+    t1 = wl_rp_now_ns();
+    wl_mcost_add(WL_MC_SETUP_HOST, t1 - t0);
+    t0 = t1;
     m->replay = choose_replay(m->num_passes);
     m->cap = m->replay == CUPTI_KernelReplay && wl_rp_batch > REPLAY_BATCH ? REPLAY_BATCH : wl_rp_batch;
     m->graphs = wl_rp_graphs;
@@ -398,6 +405,7 @@ static int setup(mctx *m)
         return -1;
     }
     wl_mcost_note_image(m->counter_size);
+    wl_mcost_add(WL_MC_SETUP_ENABLE, wl_rp_now_ns() - t0);
     m->state = M_RUNNING; /* the profiler starts at the first call that is profiled */
     m->defs_pending = 1;
     atomic_store(&g_defs_ready, 1);
