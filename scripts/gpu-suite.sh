@@ -50,6 +50,10 @@ run_step occupancy-check warplens occupancy-check --all "$OUT/torch-occ.wlsessio
 # WARPLENS_SUITE_ADVISE=0 skips it)
 if [ "${WARPLENS_SUITE_ADVISE:-1}" = 1 ]; then
     run_step advise bash scripts/gpu-advise.sh "$B" "$OUT"
+    # the estimates judged on these fresh recordings, as CI judges the kept H100 ones (tail modes
+    # also against the programs run without a profiler)
+    run_step advise-check python3 scripts/advise_check.py --warplens "$B/bin/warplens" \
+        --prog "$B/bin/gpu_advise_planted" --dir "$OUT"
 fi
 # lossless under many launching threads: the thread x stream matrix (C with raw pthreads, PyTorch),
 # CUDA graphs of 10,000 nodes, a 10 M-kernel run; each against a minimal CUPTI consumer's count,
