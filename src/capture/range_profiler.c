@@ -4,10 +4,10 @@
  * (CUPTI re-runs each kernel once per pass, saving and restoring device memory around it). Either
  * way metrics mode changes the timeline's timing.
  *
- * This half owns the profiler of each context: set-up at the context's first call, Start with a
- * fresh counter-data image, and at the end of each batch Stop, decode, evaluate every range, tie
- * the ranges to the batch's calls (metric_match.c) and hand values and owners to the writer
- * through a ring. metric_calls.c decides the batches. A batch is decoded when it is full, older
+ * This part owns the profiler of each context once range_profiler_setup.c has set it up at the
+ * context's first call: Start with a fresh counter-data image, and at the end of each batch Stop,
+ * decode, evaluate every range, tie the ranges to the batch's calls (metric_match.c) and hand
+ * values and owners to the writer through a ring. metric_calls.c decides the batches. A batch is decoded when it is full, older
  * than WARPLENS_METRICS_FLUSH_MS (default 200) at the next call, or before a call that must be
  * alone in its batch, so a run stopped by a signal or a time limit keeps what was measured up to
  * then (the writer flushes the file every 100 ms). No range limit, bounded memory.
@@ -35,18 +35,9 @@
 
 #define MAX_CTX 16
 #define DEFAULT_BATCH 1000
-/* Calls per batch (and ranges per counter-data image, maxRangesPerPass) under kernel replay. There
- * a kernel costs tens of milliseconds or more, so the flush interval decodes a batch after a few
- * calls anyway, while CUPTI's cost grows with the capacity configured: on the H100 (CUPTI 13.0,
- * `default`, 4 passes; bench/results/metrics-replay-cost-h100.md) a 1000-range configuration took
- * ~110 ms per batch to set up and ~150 ms more per replayed kernel than a 64-range one (a one-warp
- * kernel: 327 ms -> 70 ms per kernel; the PyTorch transformer step: 114.9 s -> 48.3 s). */
-#define REPLAY_BATCH 64
 #define DEFAULT_FLUSH_MS 200
 #define RING_CAPACITY (1u << 15)
 #define ISOLATE_AFTER_MISMATCH 64
-/* the launch signature: CTAs launched equals the grid size of the kernel a range measured */
-#define CTA_METRIC "sm__ctas_launched.sum"
 #define PROGRESS_NS 250000000ull
 
 unsigned wl_rp_batch = DEFAULT_BATCH;
@@ -55,13 +46,6 @@ int wl_rp_graphs = WL_GRAPHS_OFF;
 _Atomic uint64_t wl_rp_calls_seen, wl_rp_calls_done;
 
 static int g_on;
-static char g_names[WL_METRICS_MAX][WL_METRIC_NAME_MAX];
-static const char *g_name_ptr[WL_METRICS_MAX];
-static char g_units[WL_METRICS_MAX][32];
-static uint32_t g_types[WL_METRICS_MAX];
-static int g_count;
-static int g_cta_idx = -1; /* index of CTA_METRIC in g_names, -1 when not collected */
-static int g_validated;
 static mctx g_ctx[MAX_CTX];
 static pthread_mutex_t g_setup = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int g_defs_ready;      /* some context has defs to write */
@@ -90,7 +74,7 @@ uint64_t wl_rp_now_ns(void)
 }
 
 /* One line that says why and what to do; `what` is the step that failed. */
-static void explain(mctx *m, const char *what, CUptiResult st)
+void wl_rp_explain(mctx *m, const char *what, CUptiResult st)
 {
     const char *remedy = wl_cupti_remedy(st,
                                          "this GPU or its configuration (vGPU, MIG, MPS, confidential computing) does"
@@ -138,16 +122,16 @@ int wl_metrics_init(const char *capture_path)
             wl_log("WARPLENS_METRICS_GRAPHS=%s is not valid (off, node, launch); graph launches are not profiled", g);
     }
     char err[256];
-    int n = wl_metrics_expand(spec, g_names, WL_METRICS_MAX - 1, err, sizeof err); /* room for CTA_METRIC */
+    int n = wl_metrics_expand(spec, wl_rp_metrics.names, WL_METRICS_MAX - 1, err, sizeof err); /* room for WL_RP_CTA_METRIC */
     if (n < 0) {
         wl_log("WARPLENS_METRICS: %s; tracing continues without metrics", err);
         return 0;
     }
     if (wl_mf_init() != 0)
         return 0;
-    g_count = n;
+    wl_rp_metrics.count = n;
     for (int i = 0; i < n; i++)
-        g_name_ptr[i] = g_names[i];
+        wl_rp_metrics.ptr[i] = wl_rp_metrics.names[i];
     if (wl_mpsc_init(&wl_metric_ring, RING_CAPACITY, sizeof(ring_item)) != 0) {
         wl_log("out of memory for the metric ring; tracing continues without metrics");
         return 0;
@@ -161,81 +145,6 @@ int wl_metrics_init(const char *capture_path)
 }
 
 int wl_metrics_enabled(void) { return g_on; }
-
-/* Drops names the GPU does not know, naming the close ones it does (first device only: the metric
- * ids must be the same for every device of the process). */
-static void validate_names(mctx *m)
-{
-    int kept = 0;
-    for (int i = 0; i < g_count; i++) {
-        CUpti_Profiler_Host_GetMetricProperties_Params mp;
-        memset(&mp, 0, sizeof mp);
-        mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
-        mp.pHostObject = m->host;
-        mp.pMetricName = g_names[i];
-        if (cuptiProfilerHostGetMetricProperties(&mp) == CUPTI_SUCCESS) {
-            if (kept != i)
-                memcpy(g_names[kept], g_names[i], WL_METRIC_NAME_MAX);
-            snprintf(g_units[kept], sizeof g_units[kept], "%s", mp.pDimUnit ? mp.pDimUnit : "");
-            g_types[kept] = (uint32_t)mp.metricType;
-            kept++;
-            continue;
-        }
-        char list[400];
-        wl_host_close_metric_names(m->host, g_names[i], list, sizeof list);
-        wl_log("unknown metric '%s' on this GPU; %s%s; it is not collected (other metrics are)", g_names[i],
-               list[0] ? "close names: " : "no close name (see `ncu --query-metrics`)", list);
-    }
-    g_count = kept;
-    for (int i = 0; i < g_count; i++) {
-        g_name_ptr[i] = g_names[i];
-        if (!strcmp(g_names[i], CTA_METRIC))
-            g_cta_idx = i;
-    }
-}
-
-/* Passes the set needs on this chip, counted on a scratch host object (adding metrics to one
- * cannot be undone). 0 when it cannot be counted. */
-static size_t passes_of(const char *chip, const uint8_t *avail, const char *const *names, size_t n)
-{
-    void *host = NULL;
-    size_t passes = 0;
-    uint8_t *img = NULL;
-    size_t size = 0;
-    if (wl_profiler_host_new(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail, &host) == CUPTI_SUCCESS &&
-        wl_profiler_config(host, names, n, &img, &size) == CUPTI_SUCCESS)
-        (void)wl_profiler_passes(img, size, &passes);
-    free(img);
-    wl_profiler_host_free(host, "metrics");
-    return passes;
-}
-
-/* CTA_METRIC ties ranges to launches by grid size (metric_match.h). It joins the set only when
- * the chip has it and it costs no extra pass (first device; the names are the process's). */
-static void add_cta_metric(mctx *m, const char *chip)
-{
-    if (g_cta_idx >= 0 || g_count >= WL_METRICS_MAX)
-        return;
-    CUpti_Profiler_Host_GetMetricProperties_Params mp;
-    memset(&mp, 0, sizeof mp);
-    mp.structSize = CUpti_Profiler_Host_GetMetricProperties_Params_STRUCT_SIZE;
-    mp.pHostObject = m->host;
-    mp.pMetricName = CTA_METRIC;
-    if (cuptiProfilerHostGetMetricProperties(&mp) != CUPTI_SUCCESS)
-        return;
-    size_t without = passes_of(chip, m->availability, g_name_ptr, (size_t)g_count);
-    g_name_ptr[g_count] = CTA_METRIC;
-    size_t with = passes_of(chip, m->availability, g_name_ptr, (size_t)g_count + 1);
-    if (!without || with != without) {
-        g_name_ptr[g_count] = NULL;
-        return;
-    }
-    snprintf(g_names[g_count], WL_METRIC_NAME_MAX, "%s", CTA_METRIC);
-    snprintf(g_units[g_count], sizeof g_units[g_count], "%s", mp.pDimUnit ? mp.pDimUnit : "");
-    g_types[g_count] = (uint32_t)mp.metricType;
-    g_name_ptr[g_count] = g_names[g_count];
-    g_cta_idx = g_count++;
-}
 
 static CUptiResult set_config(mctx *m, CUpti_ProfilerRange range, CUpti_ProfilerReplayMode replay)
 {
@@ -282,146 +191,11 @@ int wl_rp_start(mctx *m)
 {
     CUptiResult st = set_config(m, CUPTI_AutoRange, m->replay);
     if (st != CUPTI_SUCCESS) {
-        explain(m, "configuring the range profiler", st);
+        wl_rp_explain(m, "configuring the range profiler", st);
         return -1;
     }
     m->running = 1;
     m->batch_start_ns = wl_rp_now_ns();
-    return 0;
-}
-
-/* One pass needs no replay: with user replay and auto range CUPTI still gives each kernel its
- * own range but runs it once, without saving and restoring device memory around each pass, which
- * is what makes kernel replay cost milliseconds per kernel. More passes need kernel replay: an
- * unmodified program cannot replay itself. WARPLENS_METRICS_REPLAY=kernel forces kernel replay
- * (for comparing the two in bench/). */
-static CUpti_ProfilerReplayMode choose_replay(size_t passes)
-{
-    const char *force = getenv("WARPLENS_METRICS_REPLAY");
-    if (force && !strcmp(force, "kernel"))
-        return CUPTI_KernelReplay;
-    return passes == 1 ? CUPTI_UserReplay : CUPTI_KernelReplay;
-}
-
-#define TRY(call, what)                                                                                        \
-    do {                                                                                                       \
-        CUptiResult st_ = (call);                                                                              \
-        if (st_ != CUPTI_SUCCESS) {                                                                            \
-            explain(m, what, st_);                                                                             \
-            return -1;                                                                                         \
-        }                                                                                                      \
-    } while (0)
-
-static int allocate(mctx *m)
-{
-    size_t cap = m->cap;
-    m->calls = calloc(cap, sizeof *m->calls);
-    m->values = calloc(cap * (size_t)g_count, sizeof *m->values);
-    m->ctas = calloc(cap, sizeof *m->ctas);
-    m->verdicts = calloc(cap, sizeof *m->verdicts);
-    m->match_scratch = calloc(2 * cap, sizeof *m->match_scratch);
-    m->fns = calloc(WL_FN_TABLE, sizeof *m->fns);
-    return m->calls && m->values && m->ctas && m->verdicts && m->match_scratch && m->fns ? 0 : -1;
-}
-
-static int setup(mctx *m)
-{
-    char chip[64], step[128];
-    uint64_t t0 = wl_rp_now_ns(), t1;
-    CUptiResult st0 = wl_profiler_device_begin(m->device_id, CUPTI_PROFILER_RANGE_PROFILING, chip, sizeof chip, step,
-                                               sizeof step);
-    if (st0 != CUPTI_SUCCESS) {
-        explain(m, step, st0);
-        return -1;
-    }
-    CUpti_Profiler_GetCounterAvailability_Params ca;
-    memset(&ca, 0, sizeof ca);
-    ca.structSize = CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE;
-    ca.ctx = m->ctx;
-    TRY(cuptiProfilerGetCounterAvailability(&ca), "reading counter availability");
-    uint8_t *avail = malloc(ca.counterAvailabilityImageSize ? ca.counterAvailabilityImageSize : 1);
-    if (!avail) {
-        explain(m, "allocating the counter availability image", CUPTI_ERROR_OUT_OF_MEMORY);
-        return -1;
-    }
-    ca.pCounterAvailabilityImage = avail;
-    m->availability = avail; /* kept until teardown: the host object reads it later */
-    TRY(cuptiProfilerGetCounterAvailability(&ca), "reading counter availability");
-    t1 = wl_rp_now_ns();
-    wl_mcost_add(WL_MC_SETUP_DEVICE, t1 - t0);
-    t0 = t1;
-    void *host = NULL;
-    CUptiResult st = wl_profiler_host_new(CUPTI_PROFILER_TYPE_RANGE_PROFILER, chip, avail, &host);
-    m->host = host;
-    if (st != CUPTI_SUCCESS) {
-        explain(m, "initialising the metric host", st);
-        return -1;
-    }
-    if (!g_validated) {
-        g_validated = 1;
-        validate_names(m);
-        if (g_count)
-            add_cta_metric(m, chip);
-    }
-    if (!g_count) {
-        explain(m, "choosing metrics (none of the requested metrics exists on this GPU)", CUPTI_ERROR_INVALID_PARAMETER);
-        return -1;
-    }
-    TRY(wl_profiler_config(m->host, g_name_ptr, (size_t)g_count, &m->config, &m->config_size),
-        "building the metric configuration");
-    TRY(wl_profiler_passes(m->config, m->config_size, &m->num_passes), "counting replay passes");
-    t1 = wl_rp_now_ns();
-    wl_mcost_add(WL_MC_SETUP_HOST, t1 - t0);
-    t0 = t1;
-    m->replay = choose_replay(m->num_passes);
-    m->cap = m->replay == CUPTI_KernelReplay && wl_rp_batch > REPLAY_BATCH ? REPLAY_BATCH : wl_rp_batch;
-    m->graphs = wl_rp_graphs;
-    if (m->graphs == WL_GRAPHS_LAUNCH && m->replay != CUPTI_UserReplay) {
-        wl_log("metrics: a graph launch as one range needs a one-pass set (this one needs %zu passes); graph"
-               " launches are not profiled on GPU %u", m->num_passes, m->device_id);
-        m->graphs = WL_GRAPHS_OFF;
-    }
-
-    CUpti_RangeProfiler_Enable_Params en;
-    memset(&en, 0, sizeof en);
-    en.structSize = CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE;
-    en.ctx = m->ctx;
-    TRY(cuptiRangeProfilerEnable(&en), "enabling the range profiler");
-    m->obj = en.pRangeProfilerObject;
-
-    CUpti_RangeProfiler_GetCounterDataSize_Params ds;
-    memset(&ds, 0, sizeof ds);
-    ds.structSize = CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE;
-    ds.pRangeProfilerObject = m->obj;
-    ds.pMetricNames = g_name_ptr;
-    ds.numMetrics = (size_t)g_count;
-    ds.maxNumOfRanges = m->cap;
-    ds.maxNumRangeTreeNodes = (uint32_t)m->cap;
-    TRY(cuptiRangeProfilerGetCounterDataSize(&ds), "sizing the counter data");
-    m->counter_size = ds.counterDataSize;
-    m->counter = malloc(m->counter_size);
-    if (!m->counter || allocate(m) != 0) {
-        explain(m, "allocating the counter data", CUPTI_ERROR_OUT_OF_MEMORY);
-        return -1;
-    }
-    wl_mcost_note_image(m->counter_size);
-    wl_mcost_add(WL_MC_SETUP_ENABLE, wl_rp_now_ns() - t0);
-    m->state = M_RUNNING; /* the profiler starts at the first call that is profiled */
-    m->defs_pending = 1;
-    atomic_store(&g_defs_ready, 1);
-    uint32_t p = atomic_load(&g_max_passes);
-    if (m->num_passes > p)
-        atomic_store(&g_max_passes, (uint32_t)m->num_passes);
-    atomic_store(&g_replay_kind, m->replay == CUPTI_UserReplay ? WLCAP_METRIC_REPLAY_NONE : WLCAP_METRIC_REPLAY_KERNEL);
-    if (m->replay == CUPTI_UserReplay)
-        wl_log("hardware metrics on GPU %u: %d metrics in 1 pass, collected as kernels run (no replay); kernels"
-               " are serialised, so timings differ from an unprofiled run",
-               m->device_id, g_count);
-    else
-        wl_log("hardware metrics on GPU %u: %d metrics in %zu replay pass%s per kernel; kernels are serialised and"
-               " replayed (device memory saved and restored around each pass), so timings differ from an"
-               " unprofiled run",
-               m->device_id, g_count, m->num_passes, m->num_passes == 1 ? "" : "es");
     return 0;
 }
 
@@ -453,7 +227,7 @@ static void push_range(mctx *m, uint64_t index, const wl_mm_range *v, const doub
     /* METRIC_RANGE keeps the correlation id only where it names what the range measured, so that
      * readers without METRIC_OWNER never tie a driver-internal or unknown range to a kernel */
     uint32_t corr = v->kind == WLCAP_OWNER_UNKNOWN || v->kind == WLCAP_OWNER_INTERNAL ? 0 : v->correlation_id;
-    for (int first = 0; first < g_count; first += WLCAP_METRIC_CHUNK) {
+    for (int first = 0; first < wl_rp_metrics.count; first += WLCAP_METRIC_CHUNK) {
         memset(&it, 0, sizeof it);
         it.type = WLCAP_METRIC_RANGE;
         wlcap_metric_range *r = &it.u.r;
@@ -461,7 +235,7 @@ static void push_range(mctx *m, uint64_t index, const wl_mm_range *v, const doub
         r->correlation_id = corr;
         r->device_id = m->device_id;
         r->first_metric = (uint32_t)first;
-        r->count = (uint32_t)(g_count - first < WLCAP_METRIC_CHUNK ? g_count - first : WLCAP_METRIC_CHUNK);
+        r->count = (uint32_t)(wl_rp_metrics.count - first < WLCAP_METRIC_CHUNK ? wl_rp_metrics.count - first : WLCAP_METRIC_CHUNK);
         memcpy(r->values, values + first, r->count * sizeof(double));
         push_item(&it);
     }
@@ -515,12 +289,12 @@ void wl_rp_flush(mctx *m)
         if (graph_batch(m))
             wl_rp_graph_refused(m, "stopping the range profiler", st);
         else
-            explain(m, "stopping the range profiler", st);
+            wl_rp_explain(m, "stopping the range profiler", st);
         return;
     }
     if (m->replay == CUPTI_UserReplay && !all_submitted) {
         /* one pass was configured: CUPTI asking for another would mean ranges without values */
-        explain(m, "collecting without replay (CUPTI asked for another pass)", CUPTI_ERROR_NOT_SUPPORTED);
+        wl_rp_explain(m, "collecting without replay (CUPTI asked for another pass)", CUPTI_ERROR_NOT_SUPPORTED);
         return;
     }
     CUpti_RangeProfiler_DecodeData_Params dd;
@@ -532,7 +306,7 @@ void wl_rp_flush(mctx *m)
         if (graph_batch(m))
             wl_rp_graph_refused(m, "decoding counter data", st);
         else
-            explain(m, "decoding counter data", st);
+            wl_rp_explain(m, "decoding counter data", st);
         return;
     }
     if (dd.numOfRangeDropped)
@@ -544,7 +318,7 @@ void wl_rp_flush(mctx *m)
     gi.counterDataImageSize = m->counter_size;
     st = cuptiRangeProfilerGetCounterDataInfo(&gi);
     if (st != CUPTI_SUCCESS) {
-        explain(m, "reading the number of ranges", st);
+        wl_rp_explain(m, "reading the number of ranges", st);
         return;
     }
     uint64_t t2 = wl_rp_now_ns();
@@ -562,26 +336,26 @@ void wl_rp_flush(mctx *m)
         ev.pCounterDataImage = m->counter;
         ev.counterDataImageSize = m->counter_size;
         ev.rangeIndex = i;
-        ev.ppMetricNames = g_name_ptr;
-        ev.numMetrics = (size_t)g_count;
-        ev.pMetricValues = m->values + i * (size_t)g_count;
+        ev.ppMetricNames = wl_rp_metrics.ptr;
+        ev.numMetrics = (size_t)wl_rp_metrics.count;
+        ev.pMetricValues = m->values + i * (size_t)wl_rp_metrics.count;
         st = cuptiProfilerHostEvaluateToGpuValues(&ev);
         if (st != CUPTI_SUCCESS) {
-            explain(m, "evaluating metric values", st);
+            wl_rp_explain(m, "evaluating metric values", st);
             return;
         }
-        if (g_cta_idx >= 0)
-            m->ctas[i] = m->values[i * (size_t)g_count + (size_t)g_cta_idx];
+        if (wl_rp_metrics.cta_idx >= 0)
+            m->ctas[i] = m->values[i * (size_t)wl_rp_metrics.count + (size_t)wl_rp_metrics.cta_idx];
     }
     uint64_t t3 = wl_rp_now_ns();
     wl_mcost_add(WL_MC_EVALUATE, t3 - t2);
     wl_mm_result res;
-    wl_metric_match(m->calls, m->ncalls, g_cta_idx >= 0 ? m->ctas : NULL, n, m->verdicts, m->match_scratch, &res);
+    wl_metric_match(m->calls, m->ncalls, wl_rp_metrics.cta_idx >= 0 ? m->ctas : NULL, n, m->verdicts, m->match_scratch, &res);
     for (size_t i = 0; i < n; i++) {
         const wl_mm_range *v = &m->verdicts[i];
         if (v->kind == WL_MM_DISCARD)
             continue;
-        push_range(m, m->next_range++, v, m->values + i * (size_t)g_count);
+        push_range(m, m->next_range++, v, m->values + i * (size_t)wl_rp_metrics.count);
         if (v->kind < WLCAP_OWNER_KIND_COUNT)
             atomic_fetch_add(&g_tied[v->kind], 1);
     }
@@ -681,6 +455,28 @@ void wl_rp_teardown(mctx *m)
     m->running = 0;
 }
 
+/* A context whose set-up succeeded: its definitions due, the process's pass count and replay mode
+ * (for the summary and the writer's forced flushes), and one line saying what metrics mode costs. */
+static void running(mctx *m)
+{
+    m->state = M_RUNNING; /* the profiler starts at the first call that is profiled */
+    m->defs_pending = 1;
+    atomic_store(&g_defs_ready, 1);
+    uint32_t p = atomic_load(&g_max_passes);
+    if (m->num_passes > p)
+        atomic_store(&g_max_passes, (uint32_t)m->num_passes);
+    atomic_store(&g_replay_kind, m->replay == CUPTI_UserReplay ? WLCAP_METRIC_REPLAY_NONE : WLCAP_METRIC_REPLAY_KERNEL);
+    if (m->replay == CUPTI_UserReplay)
+        wl_log("hardware metrics on GPU %u: %d metrics in 1 pass, collected as kernels run (no replay); kernels"
+               " are serialised, so timings differ from an unprofiled run",
+               m->device_id, wl_rp_metrics.count);
+    else
+        wl_log("hardware metrics on GPU %u: %d metrics in %zu replay pass%s per kernel; kernels are serialised and"
+               " replayed (device memory saved and restored around each pass), so timings differ from an"
+               " unprofiled run",
+               m->device_id, wl_rp_metrics.count, m->num_passes, m->num_passes == 1 ? "" : "es");
+}
+
 mctx *wl_rp_context(CUcontext ctx)
 {
     pthread_mutex_lock(&g_setup);
@@ -707,8 +503,10 @@ mctx *wl_rp_context(CUcontext ctx)
         cuptiGetDeviceId(ctx, &dev);
         m->device_id = dev;
         pthread_mutex_init(&m->lock, NULL);
-        if (setup(m) != 0)
+        if (wl_rp_setup(m) != 0)
             wl_rp_teardown(m);
+        else
+            running(m);
     }
     pthread_mutex_unlock(&g_setup);
     return m;
@@ -808,8 +606,8 @@ static void write_defs(void)
         m->defs_pending = 0;
         if (m->num_passes && !m->defs_written) {
             m->defs_written = 1;
-            for (int k = 0; k < g_count; k++) {
-                wlcap_metric_def d = {(uint32_t)k, wl_capw_string(g_names[k]), wl_capw_string(g_units[k]), g_types[k],
+            for (int k = 0; k < wl_rp_metrics.count; k++) {
+                wlcap_metric_def d = {(uint32_t)k, wl_capw_string(wl_rp_metrics.names[k]), wl_capw_string(wl_rp_metrics.units[k]), wl_rp_metrics.types[k],
                                       m->device_id, (uint32_t)m->num_passes,
                                       m->replay == CUPTI_UserReplay ? WLCAP_METRIC_REPLAY_NONE
                                                                     : WLCAP_METRIC_REPLAY_KERNEL,

@@ -1,7 +1,8 @@
-/* Internals shared by the two halves of hardware metrics (`--metrics`): range_profiler.c owns
- * CUPTI's range profiler per context (set-up, start, stop/decode/evaluate, graph user ranges, the
- * writer side), metric_calls.c decides at each call's entry and exit what is profiled and in which
- * batch. Not a public interface: recorder.h has the entry points. */
+/* Internals shared by the parts of hardware metrics (`--metrics`): range_profiler.c owns CUPTI's
+ * range profiler per context (start, stop/decode/evaluate, graph user ranges, the writer side),
+ * range_profiler_setup.c sets a context's profiler up and owns the metric set, metric_calls.c
+ * decides at each call's entry and exit what is profiled and in which batch. Not a public
+ * interface: recorder.h has the entry points. */
 #ifndef WARPLENS_CAPTURE_RANGE_PROFILER_H
 #define WARPLENS_CAPTURE_RANGE_PROFILER_H
 
@@ -66,6 +67,22 @@ typedef struct mctx {
     pthread_mutex_t lock;
 } mctx;
 
+/* the launch signature: CTAs launched equals the grid size of the kernel a range measured */
+#define WL_RP_CTA_METRIC "sm__ctas_launched.sum"
+
+/* The process's metric set (range_profiler_setup.c): filled from WARPLENS_METRICS at init, checked
+ * against the first context's GPU (validated), read-only afterwards. ptr[i] points at names[i]. */
+typedef struct wl_rp_set {
+    char names[WL_METRICS_MAX][WL_METRIC_NAME_MAX];
+    const char *ptr[WL_METRICS_MAX];
+    char units[WL_METRICS_MAX][32];
+    uint32_t types[WL_METRICS_MAX];
+    int count;
+    int cta_idx;   /* index of WL_RP_CTA_METRIC in names, -1 when not collected */
+    int validated; /* the names were checked against a GPU */
+} wl_rp_set;
+extern wl_rp_set wl_rp_metrics;
+
 /* configuration (range_profiler.c, read-only once metrics are on) */
 extern unsigned wl_rp_batch;         /* calls per batch at most (WARPLENS_METRICS_BATCH) */
 extern uint64_t wl_rp_max_age_ns;    /* a batch older than this is decoded at the next call */
@@ -82,5 +99,9 @@ void wl_rp_graph_end(mctx *m, CUstream stream);
 void wl_rp_graph_refused(mctx *m, const char *what, CUptiResult st); /* graphs off on m, profiler stopped */
 void wl_rp_teardown(mctx *m);
 uint64_t wl_rp_now_ns(void);
+/* metrics off on m, one line saying why and what to do; `what` is the step that failed */
+void wl_rp_explain(mctx *m, const char *what, CUptiResult st);
+/* range_profiler_setup.c, g_setup held: the context's profiler ready to start (0), or -1 explained */
+int wl_rp_setup(mctx *m);
 
 #endif
