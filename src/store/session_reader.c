@@ -98,7 +98,15 @@ int wl_session_get_overview(wl_session *s, wl_session_overview *o)
 int wl_session_get_counts(wl_session *s, wl_session_overview *o)
 {
     overview_small(s, o);
-    kernel_counts(s, o);
+    /* the kernel figures from the kernels' read, kept on the handle: advise's kernel rules made it
+     * already (or the report's, shared), where two count(*) queries would read the table again */
+    const wl_kernel_overview *k = NULL;
+    if (wl_scan_kernels(s, &k) && k) {
+        o->kernels = k->kernels;
+        o->kernels_no_timestamp = k->no_timestamp;
+    } else {
+        kernel_counts(s, o);
+    }
     return 0;
 }
 
