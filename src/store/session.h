@@ -25,6 +25,13 @@ wl_session *wl_session_open(const char *path, char *err, size_t err_size);
 /* WL_OPEN_RECHECK: check every row now, even when the file is known sound from an earlier open
  * (a per-user cache, src/store/check_cache.h). */
 #define WL_OPEN_RECHECK 2
+/* WL_OPEN_NO_CENSUS: no row check at open: reads see every row as it is, damaged ones included.
+ * Only for a caller that checks the file by a full open before it trusts anything it read (merge
+ * checks each input on a thread of its own while it copies, and writes nothing if one fails). */
+#define WL_OPEN_NO_CENSUS 4
+/* WL_OPEN_ONE_THREAD: the row check runs on the calling thread alone (no helper threads), for a
+ * caller that keeps the other cores busy itself. */
+#define WL_OPEN_ONE_THREAD 8
 wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t err_size);
 void wl_session_close(wl_session *s);
 const char *wl_session_path(const wl_session *s);

@@ -402,7 +402,7 @@ static void split(census_work *w, sqlite3 *db, int i)
 
 /* The referenced tables first (the checks of the others look their ids up), then the rest, by
  * up to MAX_WORKERS workers: this thread on db, the others on connections of their own. */
-static int census(wl_guard *g, sqlite3 *db, int tolerate, char *err, size_t err_size, int *code)
+static int census(wl_guard *g, sqlite3 *db, int tolerate, int one_thread, char *err, size_t err_size, int *code)
 {
     census_work *w = calloc(1, sizeof *w);
     if (!w || register_check(g, db)) {
@@ -439,7 +439,7 @@ static int census(wl_guard *g, sqlite3 *db, int tolerate, char *err, size_t err_
             w->unit[w->n++] = (census_unit){.table = i};
     atomic_store(&w->next, first);
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-    int helpers = cpus < 2 ? 0 : cpus > MAX_WORKERS ? MAX_WORKERS - 1 : (int)cpus - 1;
+    int helpers = one_thread || cpus < 2 ? 0 : cpus > MAX_WORKERS ? MAX_WORKERS - 1 : (int)cpus - 1;
     census_helper h[MAX_WORKERS];
     memset(h, 0, sizeof h);
     const char *path = sqlite3_db_filename(db, "main");
@@ -478,7 +478,8 @@ static int census(wl_guard *g, sqlite3 *db, int tolerate, char *err, size_t err_
     return rc;
 }
 
-wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, char *err, size_t err_size, int *code)
+wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, int one_thread, char *err, size_t err_size,
+                         int *code)
 {
     *code = SQLITE_OK;
     wl_guard *g = calloc(1, sizeof *g);
@@ -514,7 +515,7 @@ wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, char *err, 
     if (known_sound)
         return g;
     g->census_ran = 1;
-    if (census(g, db, tolerate, err, err_size, code)) {
+    if (census(g, db, tolerate, one_thread, err, err_size, code)) {
         wl_guard_free(g);
         return NULL;
     }

@@ -22,8 +22,10 @@ typedef struct wl_guard wl_guard;
  * (the census: a pass over each, in two threads; on db, the guard's row check is registered).
  * NULL with err and SQLite's code in *code when the schema or a table cannot be read (a
  * malformed page, ...), unless tolerate: then such a table is a problem and left out.
- * known_sound: the file is known to hold no unsound row (check_cache.h): no census. */
-wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, char *err, size_t err_size, int *code);
+ * known_sound: the file is known to hold no unsound row (check_cache.h), or the caller checks it
+ * later (WL_OPEN_NO_CENSUS): no census. one_thread: the census without helper threads. */
+wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, int one_thread, char *err, size_t err_size,
+                         int *code);
 /* 1 when the census ran and found nothing wrong: no unsound row, no structural problem. */
 int wl_guard_sound(const wl_guard *g);
 void wl_guard_free(wl_guard *g);

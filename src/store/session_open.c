@@ -234,7 +234,8 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
     }
     char why[256];
     int known_sound = !(flags & WL_OPEN_RECHECK) && wl_check_cache_hit(path, &sb);
-    wl_guard *g = wl_guard_build(db, flags & WL_OPEN_DAMAGED, known_sound, why, sizeof why, &rc);
+    wl_guard *g = wl_guard_build(db, flags & WL_OPEN_DAMAGED, known_sound || (flags & WL_OPEN_NO_CENSUS) != 0,
+                                 (flags & WL_OPEN_ONE_THREAD) != 0, why, sizeof why, &rc);
     if (!g) {
         sqlite_err(db, path, rc, why, err, err_size);
         return fail(db, NULL);
