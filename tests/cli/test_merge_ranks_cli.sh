@@ -204,6 +204,16 @@ python3 -c "import sqlite3; c=sqlite3.connect('damaged.wlsession'); c.execute(\"
 "$W" merge -o x.wlsession job/rank000.wlsession damaged.wlsession 2>err.txt; rc=$?
 [ $rc = 1 ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q "damaged.wlsession is damaged: .*kernel" err.txt && no_output && ok \
     || bad "damaged row: $(cat err.txt)"
+# the survey reads the inputs unchecked (their rows are checked beside the copy): a failure it meets
+# after the opens (here two inputs with one process, one of them damaged) names the damaged input
+cp job/rank000.wlsession damaged0.wlsession
+python3 -c "import sqlite3; c=sqlite3.connect('damaged0.wlsession'); c.execute(\"UPDATE process SET start_ns='y'\"); c.commit()"
+"$W" merge -o x.wlsession job/rank000.wlsession damaged0.wlsession 2>err.txt; rc=$?
+[ $rc = 1 ] && [ "$(wc -l <err.txt)" = 1 ] && grep -q "damaged0.wlsession is damaged: .*process" err.txt && no_output && ok \
+    || bad "damaged and a duplicate process: $(cat err.txt)"
+# a damaged input first: the copy stops, nothing written
+"$W" merge -o x.wlsession damaged.wlsession job/rank000.wlsession job/rank001.wlsession 2>err.txt; rc=$?
+[ $rc = 1 ] && grep -q "damaged.wlsession is damaged" err.txt && no_output && ok || bad "damaged first: $(cat err.txt)"
 "$W" merge job 2>err.txt; [ $? = 2 ] && grep -q "\-o OUT.wlsession is required" err.txt && ok || bad "no -o"
 "$W" merge -o x.wlsession empty_dir_missing 2>err.txt; [ $? = 1 ] && [ "$(wc -l <err.txt)" = 1 ] && no_output && ok || bad "missing input: $(cat err.txt)"
 echo "merge_ranks_cli: $pass passed, $fail failed"
