@@ -116,10 +116,12 @@ static void add_proc(const wl_process_row *p, void *arg)
     snprintf(q->host, sizeof q->host, "%s", p->hostname);
 }
 
-/* Opens each input as every reader does, refuses damage, lists its processes, lets visit read it. */
+/* Opens each input without its row check (census_inputs does that beside the copy), refuses a
+ * damaged structure, lists its processes, lets visit read it. *opened: 0 when an open failed (its
+ * message is the clear one), 1 when a later step did (a damaged input may be why). */
 static int survey_inputs(merger *m, wl_merge_visit visit, void *arg, int *opened)
 {
-    *opened = 1; /* every input opens (a failed open returns before it is cleared below) */
+    *opened = 1;
     for (int i = 0; i < m->npaths; i++) {
         wl_progress_note(&m->progress, (uint64_t)i, 2 * (uint64_t)m->npaths);
         const char *path = m->paths[i];
