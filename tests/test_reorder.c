@@ -11,6 +11,21 @@
 static uint64_t rnd_state = 0x2545F4914F6CDD1Dull;
 static uint64_t rnd(void) { return test_rand(&rnd_state); }
 
+/* admit's drain: pops the earliest into *out (as a walk passes it on) and gives its slot back */
+typedef struct drained {
+    wl_reorder *r;
+    int calls, stop;
+    wl_reorder_item last;
+} drained;
+static int drain(void *arg)
+{
+    drained *d = arg;
+    d->calls++;
+    if (wl_reorder_pop(d->r, &d->last))
+        wl_reorder_release(d->r, (uint32_t)d->last.val);
+    return d->stop;
+}
+
 /* n keys from a slowly rising clock with many ties, shuffled within blocks of `disorder`; the
  * window of `cap` must give them back sorted and stable. Returns 1 when it went to a heap. */
 static int run(size_t n, size_t disorder, size_t cap)
@@ -86,6 +101,29 @@ int main(void)
     CHECK(a != b && b != c && a != c && a < 3 && b < 3 && c < 3);
     wl_reorder_release(&r, b);
     CHECK_EQ_INT(wl_reorder_slot(&r), b);
+    wl_reorder_free(&r);
+
+    /* admit: the drain only when full, the late check after it (the pop moves the bound) */
+    CHECK(wl_reorder_init_slots(&r, 2) == 0);
+    drained d = {&r, 0, 0, {0, 0, 0}};
+    uint32_t s1, s2, s3;
+    CHECK_EQ_INT(wl_reorder_admit(&r, 20, drain, &d, &s1), 0);
+    wl_reorder_push(&r, 20, s1);
+    CHECK_EQ_INT(wl_reorder_admit(&r, 10, drain, &d, &s2), 0);
+    wl_reorder_push(&r, 10, s2);
+    CHECK_EQ_INT(d.calls, 0);
+    CHECK_EQ_INT(wl_reorder_admit(&r, 15, drain, &d, &s3), 0); /* full: 10 leaves, 15 is not late */
+    CHECK_EQ_INT(d.calls, 1);
+    CHECK_EQ_INT((int)d.last.key, 10);
+    CHECK_EQ_INT(s3, s2); /* the slot 10 gave back */
+    wl_reorder_push(&r, 15, s3);
+    CHECK_EQ_INT(wl_reorder_admit(&r, 12, drain, &d, &s3), -1); /* full: 15 leaves, 12 is too late */
+    CHECK_EQ_INT(d.calls, 2);
+    CHECK_EQ_INT(wl_reorder_admit(&r, 25, drain, &d, &s3), 0); /* 20 alone: room, no drain */
+    CHECK_EQ_INT(d.calls, 2);
+    wl_reorder_push(&r, 25, s3);
+    d.stop = 1;
+    CHECK_EQ_INT(wl_reorder_admit(&r, 30, drain, &d, &s3), 1); /* full, and the drain says stop */
     wl_reorder_free(&r);
 
     return test_report("test_reorder");

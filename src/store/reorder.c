@@ -122,3 +122,13 @@ int wl_reorder_pop(wl_reorder *r, wl_reorder_item *out)
     r->last = out->key;
     return 1;
 }
+
+int wl_reorder_admit(wl_reorder *r, uint64_t key, int (*drain)(void *arg), void *arg, uint32_t *slot)
+{
+    if (wl_reorder_full(r) && drain(arg))
+        return 1;
+    if (wl_reorder_late(r, key))
+        return -1;
+    *slot = wl_reorder_slot(r);
+    return 0;
+}

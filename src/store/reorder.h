@@ -48,5 +48,11 @@ static inline int wl_reorder_late(const wl_reorder *r, uint64_t key) { return r-
 /* A free slot for the next push (there is one while the window is not full), and one given back. */
 static inline uint32_t wl_reorder_slot(wl_reorder *r) { return r->free_slots[--r->nfree]; }
 static inline void wl_reorder_release(wl_reorder *r, uint32_t slot) { r->free_slots[r->nfree++] = slot; }
+/* A row arriving with key, for a window with slots: when it is full, drain(arg) passes the
+ * earliest item on (popping it and releasing its slot); then a key that comes later than the
+ * window allows is refused (the check must follow the drain: the pop moves the bound). 0 with a
+ * slot for the row (the caller fills it, then pushes it), 1 when drain asked to stop, -1 when the
+ * key came too late (the order is broken). */
+int wl_reorder_admit(wl_reorder *r, uint64_t key, int (*drain)(void *arg), void *arg, uint32_t *slot);
 
 #endif

@@ -366,8 +366,9 @@ static int hand_over_others(each_walk *w, uint64_t key, int all)
 }
 
 /* The earliest kernel in the window leaves it, after the copies and sets before it. */
-static int hand_over_kernel(each_walk *w)
+static int hand_over_kernel(void *arg)
 {
+    each_walk *w = arg;
     wl_reorder_item it;
     if (!wl_reorder_pop(&w->win, &it))
         return 0;
@@ -384,13 +385,12 @@ static int kernel_in(void *arg, sqlite3_value **v)
         return 0;
     }
     uint64_t key = wl_reorder_key_i64(sqlite3_value_int64(v[0]));
-    if (wl_reorder_full(&w->win) && hand_over_kernel(w))
-        return 1;
-    if (wl_reorder_late(&w->win, key)) { /* later than the window allows: order broken */
-        w->broken = 1;
+    uint32_t slot;
+    int admit = wl_reorder_admit(&w->win, key, hand_over_kernel, w, &slot);
+    if (admit) {
+        w->broken |= admit < 0; /* later than the window allows: order broken */
         return 1;
     }
-    uint32_t slot = wl_reorder_slot(&w->win);
     kernel_row *r = &w->rows[slot];
     for (int i = 0; i < KERNEL_COLS - 1; i++)
         r->v[i] = sqlite3_value_int64(v[i]);

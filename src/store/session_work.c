@@ -209,8 +209,9 @@ static int pass_others(walk *w, uint64_t key, int all)
 }
 
 /* The earliest kernel in the window leaves it, after the copies and sets before it. */
-static int pass_kernel(walk *w)
+static int pass_kernel(void *arg)
 {
+    walk *w = arg;
     wl_reorder_item it;
     if (!wl_reorder_pop(&w->win, &it))
         return 0;
@@ -223,13 +224,12 @@ static int kernel_in(void *arg, sqlite3_value **v)
 {
     walk *w = arg;
     uint64_t key = wl_reorder_key_i64(sqlite3_value_int64(v[4]));
-    if (wl_reorder_full(&w->win) && pass_kernel(w))
-        return 1;
-    if (wl_reorder_late(&w->win, key)) { /* later than the window allows: order broken */
-        w->broken = 1;
+    uint32_t slot;
+    int admit = wl_reorder_admit(&w->win, key, pass_kernel, w, &slot);
+    if (admit) {
+        w->broken |= admit < 0; /* later than the window allows: order broken */
         return 1;
     }
-    uint32_t slot = wl_reorder_slot(&w->win);
     cells c = {NULL, v};
     read_row(&c, WL_WORK_KERNEL, &w->slots[slot]);
     wl_reorder_push(&w->win, key, slot);
