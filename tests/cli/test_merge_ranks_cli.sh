@@ -171,18 +171,7 @@ for r in 0 1; do gzip -dc "$D/ranks/ddp-nccl-h200-rank$r.wlsession.gz" >nccl$r.w
 "$W" ranks nccl0.wlsession nccl1.wlsession >nr.txt 2>&1 && awk '$1 == "1" {print $NF}' nr.txt | grep -q "^20/20" \
     && awk '$1 == "0" {print $NF}' nr.txt | grep -q "^0/20" && ok || bad "real NCCL ranks: $(cat nr.txt)"
 cp nccl1.wlsession nccl1b.wlsession
-python3 - nccl1b.wlsession <<'PY'
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("UPDATE process SET hostname = 'hostB'")
-for t, cols in [("kernel", "start_ns end_ns queued_ns submitted_ns completed_ns"), ("memcpy", "start_ns end_ns"),
-                ("memset", "start_ns end_ns"), ("api_call", "start_ns end_ns"), ("nvtx_range", "start_ns end_ns"),
-                ("process", "start_ns end_ns"), ("sync", "start_ns end_ns"), ("nvtx_mark", "ts_ns"),
-                ("device_sample", "ts_ns window_start_ns")]:
-    for col in cols.split():
-        c.execute(f"UPDATE {t} SET {col} = {col} + 1500000 WHERE {col} IS NOT NULL")
-c.commit()
-PY
+python3 "$WARPLENS_SOURCE_DIR/tests/cli/move_host.py" nccl1b.wlsession hostB 1500000
 "$W" merge -o nccl.wlsession nccl0.wlsession nccl1b.wlsession >nm.txt 2>&1 \
     && awk '$1 == "hostB" {d = $2 + 1500000; exit !(d <= 5000 && d >= -5000)}' nm.txt \
     && "$W" ranks nccl.wlsession | awk '$1 == "1" {print $NF}' | grep -q "^20/20" && ok || bad "real NCCL two-host merge: $(cat nm.txt)"

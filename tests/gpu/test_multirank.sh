@@ -48,18 +48,7 @@ check "ranks names rank 1 the straggler" 'awk '\''$1 == "1" {print $NF}'\'' "$OU
 # two hosts from two ranks: rank 1's session moved to host "hostB" with its clock 1.5 ms ahead
 if [ "$NGPU" -ge 2 ]; then
     cp "$OUT/ddp_1.wlsession" "$OUT/ddp_1_hostB.wlsession"
-    python3 - "$OUT/ddp_1_hostB.wlsession" <<'PY'
-import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-c.execute("UPDATE process SET hostname = 'hostB'")
-for t, cols in [("kernel", "start_ns end_ns queued_ns submitted_ns completed_ns"), ("memcpy", "start_ns end_ns"),
-                ("memset", "start_ns end_ns"), ("api_call", "start_ns end_ns"), ("nvtx_range", "start_ns end_ns"),
-                ("process", "start_ns end_ns"), ("sync", "start_ns end_ns"), ("nvtx_mark", "ts_ns"),
-                ("device_sample", "ts_ns window_start_ns"), ("thread", "")]:
-    for col in cols.split():
-        c.execute(f"UPDATE {t} SET {col} = {col} + 1500000 WHERE {col} IS NOT NULL")
-c.commit()
-PY
+    python3 "$(dirname "$0")/../cli/move_host.py" "$OUT/ddp_1_hostB.wlsession" hostB 1500000
     warplens merge -o "$OUT/ddp_merged.wlsession" "$OUT/ddp_0.wlsession" "$OUT/ddp_1_hostB.wlsession" | tee "$OUT/merge.txt"
     check "merge recovers the 1.5 ms offset within 5 us" \
         'awk '\''$1 == "hostB" {d = $2 + 1500000; exit !(d <= 5000 && d >= -5000)}'\'' "$OUT/merge.txt"'
