@@ -9,14 +9,13 @@
  * the merge rather than being copied wrong. */
 #include "store/session_merge.h"
 
-#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/merge_census.h"
 #include "store/session.h"
 #include "store/session_contract.h"
 #include "store/session_draft.h"
@@ -116,7 +115,7 @@ static void add_proc(const wl_process_row *p, void *arg)
     snprintf(q->host, sizeof q->host, "%s", p->hostname);
 }
 
-/* Opens each input without its row check (census_inputs does that beside the copy), refuses a
+/* Opens each input without its row check (merge_census.c does that beside the copy), refuses a
  * damaged structure, lists its processes, lets visit read it. *opened: 0 when an open failed (its
  * message is the clear one), 1 when a later step did (a damaged input may be why). */
 static int survey_inputs(merger *m, wl_merge_visit visit, void *arg, int *opened)
@@ -126,7 +125,7 @@ static int survey_inputs(merger *m, wl_merge_visit visit, void *arg, int *opened
         wl_progress_note(&m->progress, (uint64_t)i, 2 * (uint64_t)m->npaths);
         const char *path = m->paths[i];
         char why[512];
-        /* the rows are checked while the inputs are copied (census_inputs): what is read here
+        /* the rows are checked while the inputs are copied (merge_census.h): what is read here
          * from a damaged input is only used if every input turns out sound */
         wl_session *s = wl_session_open_flags(path, WL_OPEN_NO_CENSUS, why, sizeof why);
         if (!s) {
@@ -150,93 +149,16 @@ static int survey_inputs(merger *m, wl_merge_visit visit, void *arg, int *opened
     return 0;
 }
 
-/* An input opened as every reader opens it, its rows checked: 0 when sound, else -1 with why. */
-static int check_input(const char *path, int flags, char *why, size_t n)
-{
-    char err[512], note[400];
-    wl_session *s = wl_session_open_flags(path, flags, err, sizeof err);
-    if (!s) {
-        snprintf(why, n, "%s", err);
-        return -1;
-    }
-    int damaged = wl_session_damage_note(s, note, sizeof note);
-    wl_session_close(s);
-    if (damaged)
-        snprintf(why, n, "%s is damaged: %s (`warplens info --check %s` lists it); not merged", path, note, path);
-    return damaged ? -1 : 0;
-}
-
 /* The survey read the inputs unchecked: where it failed after an open, a damaged input is the
  * likelier cause and the clearer message. */
 static void explain_by_damage(merger *m)
 {
     char why[1024];
     for (int i = 0; i < m->npaths; i++)
-        if (check_input(m->paths[i], 0, why, sizeof why) != 0) {
+        if (wl_merge_check_input(m->paths[i], 0, why, sizeof why) != 0) {
             snprintf(m->err, m->err_size, "%s", why);
             return;
         }
-}
-
-/* The census of every input, in order, on a thread of its own while the main thread copies: the
- * first input found damaged (or that no longer opens) stops it; the copy looks before each input
- * and at the end. On the one core the copy leaves free (the check's own helper threads off), and
- * at most LOOKAHEAD inputs ahead of the copy: the copy then reads each input from the page cache
- * the check filled (run freely ahead, at 256 inputs of 30 MiB the check's reads were evicted
- * before the copy came to them: 175 s against 160 s with the check before the copy). */
-#define LOOKAHEAD 2
-typedef struct census_job {
-    const char *const *paths;
-    int n;
-    pthread_t thread;
-    int started;
-    atomic_int failed;
-    pthread_mutex_t lock;
-    pthread_cond_t moved;
-    int copying, stop; /* under lock: the input being copied; the copy is over */
-    char why[1024];
-} census_job;
-
-static void *census_inputs(void *arg)
-{
-    census_job *c = arg;
-    for (int i = 0; i < c->n; i++) {
-        pthread_mutex_lock(&c->lock);
-        while (!c->stop && i > c->copying + LOOKAHEAD)
-            pthread_cond_wait(&c->moved, &c->lock);
-        int stop = c->stop;
-        pthread_mutex_unlock(&c->lock);
-        if (stop)
-            break;
-        if (check_input(c->paths[i], WL_OPEN_ONE_THREAD, c->why, sizeof c->why) != 0) {
-            atomic_store(&c->failed, 1);
-            break;
-        }
-    }
-    return NULL;
-}
-
-/* The copy is at input i (stop: it is over, or failed): the check may go on. */
-static void census_at(census_job *c, int i, int stop)
-{
-    pthread_mutex_lock(&c->lock);
-    c->copying = i;
-    c->stop |= stop;
-    pthread_cond_broadcast(&c->moved);
-    pthread_mutex_unlock(&c->lock);
-}
-
-/* 0 when every input was found sound, else -1 with why in err (after waiting for the check). */
-static int census_wait(census_job *c, char *err, size_t n)
-{
-    if (c->started) {
-        pthread_join(c->thread, NULL);
-        c->started = 0;
-    }
-    if (!atomic_load(&c->failed))
-        return 0;
-    snprintf(err, n, "%s", c->why);
-    return -1;
 }
 
 static int pid_taken(const merger *m, int upto, uint32_t pid)
@@ -668,27 +590,18 @@ int wl_merge_write(wl_merge *w, const char *out, const int64_t *offset_ns, const
     m->db = d.db;
     char **tables = NULL, **indexes = NULL;
     int nt = 0, ni = 0, ok = 0;
-    census_job census;
-    memset(&census, 0, sizeof census);
-    census.paths = m->paths;
-    census.n = m->npaths;
-    pthread_mutex_init(&census.lock, NULL);
-    pthread_cond_init(&census.moved, NULL);
-    census.started = pthread_create(&census.thread, NULL, census_inputs, &census) == 0;
-    if (!census.started) { /* no thread: the check first, as the survey used to */
-        census.copying = m->npaths;
-        census_inputs(&census);
-    }
+    wl_merge_census census;
+    wl_merge_census_start(&census, m->paths, m->npaths);
     if (prepare_output(m, &tables, &nt, &indexes, &ni))
         goto done;
     for (int i = 0; i < m->npaths; i++) {
         wl_progress_note(&m->progress, (uint64_t)(m->npaths + i), 2 * (uint64_t)m->npaths);
-        census_at(&census, i, 0);
-        if (atomic_load(&census.failed) || copy_input(m, i, offset_ns[i], (const char *const *)tables, nt))
+        wl_merge_census_at(&census, i, 0);
+        if (wl_merge_census_failed(&census) || copy_input(m, i, offset_ns[i], (const char *const *)tables, nt))
             goto done;
     }
-    census_at(&census, m->npaths, 0); /* the rest, if it fell behind */
-    if (census_wait(&census, err, err_size))
+    wl_merge_census_at(&census, m->npaths, 0); /* the rest, if it fell behind */
+    if (wl_merge_census_wait(&census, err, err_size))
         goto done;
     if (exec(m, "BEGIN", "begin") || write_clocks(m, clocks, nclocks, m->npaths))
         goto done;
@@ -705,11 +618,10 @@ int wl_merge_write(wl_merge *w, const char *out, const int64_t *offset_ns, const
     stats->hosts = (int)wl_sql_scalar_u64(m->db, "SELECT count(DISTINCT hostname) FROM process");
     ok = 1;
 done:
-    census_at(&census, m->npaths, !ok);
-    if (census_wait(&census, err, err_size)) /* a damaged input is the likelier cause of a failed copy too */
+    wl_merge_census_at(&census, m->npaths, !ok);
+    if (wl_merge_census_wait(&census, err, err_size)) /* a damaged input is the likelier cause of a failed copy too */
         ok = 0;
-    pthread_cond_destroy(&census.moved);
-    pthread_mutex_destroy(&census.lock);
+    wl_merge_census_free(&census);
     free_strs(tables, nt);
     free_strs(indexes, ni);
     m->db = NULL;
