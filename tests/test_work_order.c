@@ -3,7 +3,7 @@
  * the start-ordered index gives, copies and sets merged in, on a synthetic session larger than
  * the window; stopping early stops it; a table far from start order (its kernels renumbered in
  * reverse) makes it ask for a restart, after which the same handle reads by the index and gives
- * that order again. */
+ * that order again. The calls that wait for the GPU, read beside the walk, come as read in place. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,6 +85,54 @@ static void compare(const char *path, int restart_expected)
     wl_session_close(t);
 }
 
+typedef struct calls {
+    wl_blocking_call v[4096];
+    size_t n, stop_after;
+} calls;
+
+static int add_call(const wl_blocking_call *b, void *arg)
+{
+    calls *c = arg;
+    if (c->n < sizeof c->v / sizeof c->v[0])
+        c->v[c->n++] = *b;
+    return c->stop_after && c->n == c->stop_after;
+}
+
+/* The blocking calls read on a thread of their own while the handle walks the work, and read in
+ * place (one read thread): the calls, their order and an early stop as the plain read gives them. */
+static void blocking_calls(const char *path)
+{
+    char err[512];
+    sqlite3 *db; /* a third of the copies made synchronous: calls that wait for the GPU */
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "UPDATE api_call SET name = 'cudaMemcpy' WHERE category = 'memcpy' AND id % 3 = 0", NULL,
+                       NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
+    wl_session *s = wl_session_open(path, err, sizeof err), *t = wl_session_open(path, err, sizeof err);
+    CHECK(s != NULL && t != NULL);
+    if (!s || !t)
+        return;
+    static calls plain, beside, in_place, stopped;
+    long n = wl_session_each_blocking_call(s, add_call, &plain);
+    CHECK(n > 10 && (size_t)n == plain.n && plain.n < sizeof plain.v / sizeof plain.v[0]);
+    wl_blocking_read *r = wl_session_blocking_calls_begin(t, add_call, &beside);
+    rec work = {0};
+    CHECK(wl_session_each_work(t, 1, add, &work) > 8192 * 2); /* the handle's own reads meanwhile */
+    CHECK_EQ_INT(wl_session_blocking_calls_end(r), n);
+    CHECK(beside.n == plain.n && !memcmp(beside.v, plain.v, plain.n * sizeof *plain.v));
+    wl_session_set_read_threads(t, 1);
+    CHECK_EQ_INT(wl_session_blocking_calls_end(wl_session_blocking_calls_begin(t, add_call, &in_place)), n);
+    CHECK(in_place.n == plain.n && !memcmp(in_place.v, plain.v, plain.n * sizeof *plain.v));
+    wl_session_set_read_threads(t, 2);
+    stopped.stop_after = 3;
+    CHECK_EQ_INT(wl_session_blocking_calls_end(wl_session_blocking_calls_begin(t, add_call, &stopped)), 3);
+    CHECK(stopped.n == 3 && !memcmp(stopped.v, plain.v, 3 * sizeof *plain.v));
+    CHECK_EQ_INT(wl_session_blocking_calls_end(NULL), -1);
+    free(work.v);
+    wl_session_close(s);
+    wl_session_close(t);
+}
+
 int main(void)
 {
     char dir[] = "/tmp/wl_work_order_XXXXXX", path[256], err[512];
@@ -92,6 +140,7 @@ int main(void)
     snprintf(path, sizeof path, "%s/s.wlsession", dir);
     CHECK_EQ_INT(test_synth_walk_session(path, 40000, err, sizeof err), 0); /* five windows' worth */
     compare(path, 0);
+    blocking_calls(path);
 
     /* the same kernels, the table's order reversed: ids renumbered from the last to the first */
     sqlite3 *db;

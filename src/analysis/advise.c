@@ -155,6 +155,8 @@ int wl_advise(wl_session *s, const wl_advise_opts *o, wl_advise_result *out, cha
         snprintf(err, err_size, "out of memory");
         return -1;
     }
+    wl_advise_calls calls; /* read beside the spans' reads below */
+    wl_advise_calls_begin(s, &calls);
     if (o->range && o->range[0]) {
         if (wl_advise_spans_load(s, o->range, &filter) != 0) {
             snprintf(err, err_size, "reading the ranges named '%s' failed", o->range);
@@ -178,7 +180,7 @@ int wl_advise(wl_session *s, const wl_advise_opts *o, wl_advise_result *out, cha
             memset(&steps, 0, sizeof steps);
         out->steps = steps.n;
     }
-    if (wl_advise_timeline(s, cache, filter.n ? &filter : NULL, &steps, out, err, err_size) != 0)
+    if (wl_advise_timeline(s, cache, &calls, filter.n ? &filter : NULL, &steps, out, err, err_size) != 0)
         goto done;
     if (wl_advise_kernels(s, cache, out, out->span_ns, err, err_size) != 0)
         goto done;
@@ -196,6 +198,7 @@ int wl_advise(wl_session *s, const wl_advise_opts *o, wl_advise_result *out, cha
         qsort(out->findings, (size_t)out->n, sizeof *out->findings, by_gain);
     rc = 0;
 done:
+    wl_advise_calls_free(&calls);
     if (filter.n && steps.v == filter.v)
         memset(&steps, 0, sizeof steps);
     wl_advise_spans_free(&filter);

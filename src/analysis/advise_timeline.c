@@ -19,19 +19,39 @@
 #include "common/grow.h"
 #include "store/session_ranks.h"
 
+/* (on the read's own thread) */
 static int load_call(const wl_blocking_call *b, void *arg)
 {
-    tl *t = arg;
-    if (t->ncalls >= WL_ADVISE_MAX_BLOCKING) {
-        t->calls_dropped++;
+    wl_advise_calls *c = arg;
+    if (c->n >= WL_ADVISE_MAX_BLOCKING || wl_grow((void **)&c->v, &c->cap, c->n, sizeof *c->v, 1024) != 0) {
+        c->dropped++;
         return 0;
     }
-    if (wl_grow((void **)&t->calls, &t->calls_cap, t->ncalls, sizeof *t->calls, 1024) != 0) {
-        t->calls_dropped++;
-        return 0;
-    }
-    t->calls[t->ncalls++] = *b;
+    c->v[c->n++] = *b;
     return 0;
+}
+
+void wl_advise_calls_begin(wl_session *s, wl_advise_calls *c)
+{
+    memset(c, 0, sizeof *c);
+    c->read = wl_session_blocking_calls_begin(s, load_call, c);
+}
+
+int wl_advise_calls_end(wl_advise_calls *c)
+{
+    if (!c->read)
+        return -1;
+    long n = wl_session_blocking_calls_end(c->read);
+    c->read = NULL;
+    return n < 0 ? -1 : 0;
+}
+
+void wl_advise_calls_free(wl_advise_calls *c)
+{
+    if (c->read)
+        wl_advise_calls_end(c);
+    free(c->v);
+    memset(c, 0, sizeof *c);
 }
 
 static dev_state *device(tl *t, uint32_t pid, uint32_t device)
@@ -333,19 +353,19 @@ static int walk(tl *t, wl_session *s, wl_occ_cache *occ, const wl_advise_spans *
         long n = wl_session_each_work(s, attempt == 0, on_work, t);
         if (n != WL_WORK_RESTART)
             return n < 0 ? -1 : 0;
-        wl_blocking_call *calls = t->calls;
-        size_t ncalls = t->ncalls, calls_cap = t->calls_cap;
+        const wl_blocking_call *calls = t->calls;
+        size_t ncalls = t->ncalls;
         uint64_t calls_dropped = t->calls_dropped;
         walk_end(t);
         memset(t, 0, sizeof *t);
-        t->calls = calls, t->ncalls = ncalls, t->calls_cap = calls_cap, t->calls_dropped = calls_dropped;
+        t->calls = calls, t->ncalls = ncalls, t->calls_dropped = calls_dropped;
         if (walk_start(t, s, occ, filter, steps))
             return -1;
     }
     return -1;
 }
 
-int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *filter,
+int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, wl_advise_calls *calls, const wl_advise_spans *filter,
                        const wl_advise_spans *steps, wl_advise_result *r, char *err, size_t err_size)
 {
     tl *t = calloc(1, sizeof *t);
@@ -358,7 +378,14 @@ int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *
         snprintf(err, err_size, "out of memory");
         goto done;
     }
-    if (wl_session_each_blocking_call(s, load_call, t) < 0 || walk(t, s, occ, filter, steps) < 0) {
+    if (wl_advise_calls_end(calls) != 0) {
+        snprintf(err, err_size, "reading the session's API calls failed");
+        goto done;
+    }
+    t->calls = calls->v;
+    t->ncalls = calls->n;
+    t->calls_dropped = calls->dropped;
+    if (walk(t, s, occ, filter, steps) < 0) {
         snprintf(err, err_size, "reading the session's GPU work and API calls failed");
         goto done;
     }
@@ -373,7 +400,6 @@ int wl_advise_timeline(wl_session *s, wl_occ_cache *occ, const wl_advise_spans *
     rc = 0;
 done:
     walk_end(t);
-    free(t->calls);
     free(t);
     return rc;
 }

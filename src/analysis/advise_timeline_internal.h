@@ -54,8 +54,8 @@ typedef struct tl {
     wl_session *s;
     wl_occ_cache *occ;
     const wl_advise_spans *filter, *steps;
-    wl_blocking_call *calls;
-    size_t ncalls, calls_cap;
+    const wl_blocking_call *calls; /* the caller's (wl_advise_calls) */
+    size_t ncalls;
     uint64_t calls_dropped;
     dev_state dev[MAX_DEVICES];
     int ndev;

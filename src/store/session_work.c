@@ -5,12 +5,14 @@
  * window (reorder.h); the copies and sets, far fewer, always through their ordered statements. */
 #include "store/session_work.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/reorder.h"
+#include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 
@@ -292,12 +294,12 @@ long wl_session_each_work(wl_session *s, int can_restart, int (*fn)(const wl_wor
     return each_by_index(s, fn, arg);
 }
 
-long wl_session_each_blocking_call(wl_session *s, int (*fn)(const wl_blocking_call *, void *), void *arg)
+static long blocking_calls(sqlite3 *db, int (*fn)(const wl_blocking_call *, void *), void *arg)
 {
     sqlite3_stmt *q = NULL;
     /* cudaMemcpy / cuMemcpyHtoD_v2 wait for the copy; their *Async forms do not (a pageable
      * async copy may still block while staging: that is the pageable-copy rule's business). */
-    if (sqlite3_prepare_v2(s->db,
+    if (sqlite3_prepare_v2(db,
                            "SELECT id, pid, tid, start_ns, end_ns, name, category <> 'sync' FROM api_call"
                            " WHERE (category = 'sync' OR (category IN ('memcpy', 'memset') AND name NOT LIKE"
                            " '%Async%')) AND end_ns >= start_ns ORDER BY start_ns",
@@ -321,4 +323,55 @@ long wl_session_each_blocking_call(wl_session *s, int (*fn)(const wl_blocking_ca
     }
     sqlite3_finalize(q);
     return r == SQLITE_ROW || r == SQLITE_DONE ? n : -1;
+}
+
+long wl_session_each_blocking_call(wl_session *s, int (*fn)(const wl_blocking_call *, void *), void *arg)
+{
+    return blocking_calls(s->db, fn, arg);
+}
+
+struct wl_blocking_read {
+    sqlite3 *db; /* its own connection, NULL when read in place */
+    pthread_t thread;
+    int (*fn)(const wl_blocking_call *, void *);
+    void *arg;
+    long rc;
+};
+
+static void *blocking_thread(void *arg)
+{
+    wl_blocking_read *r = arg;
+    r->rc = blocking_calls(r->db, r->fn, r->arg);
+    return NULL;
+}
+
+wl_blocking_read *wl_session_blocking_calls_begin(wl_session *s, int (*fn)(const wl_blocking_call *, void *),
+                                                  void *arg)
+{
+    wl_blocking_read *r = calloc(1, sizeof *r);
+    if (!r)
+        return NULL;
+    r->fn = fn;
+    r->arg = arg;
+    if (s->read_threads > 1 && (r->db = wl_cur_db_scan(s)) != NULL) {
+        if (pthread_create(&r->thread, NULL, blocking_thread, r) == 0)
+            return r;
+        sqlite3_close(r->db);
+        r->db = NULL;
+    }
+    r->rc = blocking_calls(s->db, fn, arg); /* no second thread: read now */
+    return r;
+}
+
+long wl_session_blocking_calls_end(wl_blocking_read *r)
+{
+    if (!r)
+        return -1;
+    if (r->db) {
+        pthread_join(r->thread, NULL);
+        sqlite3_close(r->db);
+    }
+    long rc = r->rc;
+    free(r);
+    return rc;
 }

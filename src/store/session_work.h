@@ -56,5 +56,13 @@ typedef struct wl_blocking_call {
 } wl_blocking_call;
 /* In start order; fn returns non-zero to stop. Returns the count passed, or -1. */
 long wl_session_each_blocking_call(wl_session *s, int (*fn)(const wl_blocking_call *, void *), void *arg);
+/* The same read on a thread of its own (a second connection) while the caller reads other tables:
+ * fn runs on that thread until _end, which waits for it and returns what the read above returns.
+ * Without a second thread (wl_session_set_read_threads(s, 1), or none could start) the read is
+ * made in _begin. NULL only when out of memory (_end(NULL) is -1). */
+typedef struct wl_blocking_read wl_blocking_read;
+wl_blocking_read *wl_session_blocking_calls_begin(wl_session *s, int (*fn)(const wl_blocking_call *, void *),
+                                                  void *arg);
+long wl_session_blocking_calls_end(wl_blocking_read *r);
 
 #endif
