@@ -170,6 +170,14 @@ PY
 for r in 0 1; do gzip -dc "$D/ranks/ddp-nccl-h200-rank$r.wlsession.gz" >nccl$r.wlsession; done
 "$W" ranks nccl0.wlsession nccl1.wlsession >nr.txt 2>&1 && awk '$1 == "1" {print $NF}' nr.txt | grep -q "^20/20" \
     && awk '$1 == "0" {print $NF}' nr.txt | grep -q "^0/20" && ok || bad "real NCCL ranks: $(cat nr.txt)"
+# the same ranks without their NCCL kernels (as a job over gloo records them): nothing shows a rank
+# waiting, and ranks says so rather than present the longest step as a straggler
+for r in 0 1; do
+    cp nccl$r.wlsession gloo$r.wlsession
+    sqlite3 gloo$r.wlsession "DELETE FROM kernel WHERE name_id IN (SELECT id FROM kernel_name WHERE short_name LIKE 'nccl%')"
+done
+"$W" ranks gloo0.wlsession gloo1.wlsession >gr.txt 2>&1 && grep -q "^no collective kernels were recorded" gr.txt \
+    && ! grep -q "no collective kernels" nr.txt && ok || bad "ranks without collective kernels: $(cat gr.txt)"
 cp nccl1.wlsession nccl1b.wlsession
 python3 "$WARPLENS_SOURCE_DIR/tests/cli/move_host.py" nccl1b.wlsession hostB 1500000
 "$W" merge -o nccl.wlsession nccl0.wlsession nccl1b.wlsession >nm.txt 2>&1 \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU suite: a torch.distributed job under `warplens run -- torchrun` (NCCL on a machine with
 # several GPUs, gloo on one): one session per rank through -o '%r', `warplens ranks` naming the
-# planted slow rank, and a two-host merge made from two rank sessions (one given another host
+# planted slow rank (with NCCL; over gloo it must say that no collective kernels were recorded), and a two-host merge made from two rank sessions (one given another host
 # name and a known clock offset) whose estimated offset must be within 5 us.
 # Each rank's session holds exactly the kernels a minimal CUPTI consumer (bench/floor_injection.c)
 # counted for that rank when the same job ran under it, and lost none.
@@ -44,7 +44,14 @@ else
     check "per-rank kernel counts: the minimal CUPTI consumer at ${FLOOR} (pass BUILD)" false
 fi
 warplens ranks "$OUT"/ddp_*.wlsession | tee "$OUT/ranks.txt"
-check "ranks names rank 1 the straggler" 'awk '\''$1 == "1" {print $NF}'\'' "$OUT/ranks.txt" | grep -qE "^(1[0-9]|20)/20"'
+if [ "$NGPU" -ge 2 ]; then
+    check "ranks names rank 1 the straggler" 'awk '\''$1 == "1" {print $NF}'\'' "$OUT/ranks.txt" | grep -qE "^(1[0-9]|20)/20"'
+else
+    # gloo's all-reduce runs on the host and both ranks share the GPU: no rank is seen waiting, the
+    # steps take the same time on both, and which is longest is noise (9/20 and 12/20 on two runs)
+    check "one GPU: ranks says no collective kernels were recorded (the straggler is not judged)" \
+        'grep -q "no collective kernels were recorded" "$OUT/ranks.txt"'
+fi
 # two hosts from two ranks: rank 1's session moved to host "hostB" with its clock 1.5 ms ahead
 if [ "$NGPU" -ge 2 ]; then
     cp "$OUT/ddp_1.wlsession" "$OUT/ddp_1_hostB.wlsession"

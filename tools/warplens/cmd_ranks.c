@@ -127,6 +127,16 @@ static void print_text(const wl_rank_report *r, int top)
                pct(t.busy_ns, t.time_ns), fmt_ns((double)t.collective_ns, c, sizeof c),
                fmt_ns((double)t.wait_ns, w, sizeof w), t.copies, t.straggler_steps, r->nsteps);
     }
+    uint64_t collective_ns = 0;
+    for (int i = 0; i < r->nranks; i++) {
+        wl_rank_total t;
+        wl_rank_total_of(r, i, &t);
+        collective_ns += t.collective_ns;
+    }
+    if (r->nranks > 1 && collective_ns == 0) /* the straggler below is then the rank with the longest step */
+        printf("\nno collective kernels were recorded (NCCL's or another GPU library's): no rank can be seen waiting\n"
+               "for the others, so a step's straggler is only its longest; ranks that synchronise on the host\n"
+               "(gloo, MPI on host buffers) have about the same step time, and which is longest is noise\n");
     wl_step_summary *v = malloc((size_t)(r->nsteps ? r->nsteps : 1) * sizeof *v);
     if (!v || !r->nsteps) {
         free(v);
