@@ -40,6 +40,8 @@ typedef struct cells {
     sqlite3_value **v;
 } cells;
 
+/* A NULL cell reads as 0 (SQLite's rule for both calls), so col_or is only for columns whose NULL
+ * means something else: the type test is a call per cell, 10 M rows a walk. */
 static int64_t col_int(const cells *q, int col)
 {
     return q->st ? sqlite3_column_int64(q->st, col) : sqlite3_value_int64(q->v[col]);
@@ -74,7 +76,7 @@ static void read_row(const cells *q, wl_work_kind kind, wl_work_row *w)
     w->kind = kind;
     w->id = col_int(q, 0);
     w->pid = (uint32_t)col_int(q, 1);
-    w->device_id = (uint32_t)col_or(q, 2, 0);
+    w->device_id = (uint32_t)col_int(q, 2);
     w->stream_id = col_or(q, 3, -1);
     w->start_ns = (uint64_t)col_int(q, 4);
     w->end_ns = (uint64_t)col_int(q, 5);
@@ -92,20 +94,20 @@ static void read_row(const cells *q, wl_work_kind kind, wl_work_row *w)
         for (int i = 0; i < 3; i++) {
             c->grid[i] = (int)col_or(q, 12 + i, 1);
             c->block[i] = (int)col_or(q, 15 + i, 1);
-            c->cluster[i] = (int)col_or(q, 18 + i, 0);
+            c->cluster[i] = (int)col_int(q, 18 + i);
         }
-        c->registers_per_thread = (int)col_or(q, 21, 0);
-        c->static_smem = col_or(q, 22, 0);
-        c->dynamic_smem = col_or(q, 23, 0);
-        c->smem_limit_config = (int)col_or(q, 24, 0);
+        c->registers_per_thread = (int)col_int(q, 21);
+        c->static_smem = col_int(q, 22);
+        c->dynamic_smem = col_int(q, 23);
+        c->smem_limit_config = (int)col_int(q, 24);
         c->carveout_requested = (int)col_or(q, 25, -1);
-        c->cache_config_requested = (int)col_or(q, 26, 0);
-        int64_t sub = col_or(q, 27, 0);
+        c->cache_config_requested = (int)col_int(q, 26);
+        int64_t sub = col_int(q, 27);
         w->submitted_ns = sub > 0 ? sub : -1;
         c->calls = 1;
         c->total_ns = w->end_ns - w->start_ns;
     } else {
-        int64_t b = col_or(q, 11, 0);
+        int64_t b = col_int(q, 11);
         w->bytes = b > 0 ? (uint64_t)b : 0;
     }
     if (kind == WL_WORK_COPY) {
@@ -115,7 +117,7 @@ static void read_row(const cells *q, wl_work_kind kind, wl_work_row *w)
         col_text(q, 14, dst, sizeof dst);
         w->dir = copy_dir(k);
         w->host_pageable = !strcmp(src, "pageable") || !strcmp(dst, "pageable");
-        w->is_async = (int)col_or(q, 15, 0) != 0;
+        w->is_async = (int)col_int(q, 15) != 0;
     }
 }
 
