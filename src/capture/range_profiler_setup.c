@@ -120,7 +120,7 @@ static CUpti_ProfilerReplayMode choose_replay(size_t passes)
     do {                                                                                                       \
         CUptiResult st_ = (call);                                                                              \
         if (st_ != CUPTI_SUCCESS) {                                                                            \
-            wl_rp_explain(m, what, st_);                                                                             \
+            wl_rp_explain(m, what, st_);                                                                       \
             return -1;                                                                                         \
         }                                                                                                      \
     } while (0)

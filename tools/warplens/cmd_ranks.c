@@ -116,22 +116,18 @@ static void print_text(const wl_rank_report *r, int top)
     printf("step '%s': %d ranks, %d steps on every rank\n\n", r->step_name, r->nranks, r->nsteps);
     printf("%-8s %-20s %8s %6s %11s %8s %12s %12s %7s %10s\n", "rank", "host", "pid", "steps", "step mean",
            "GPU busy", "collectives", "waiting", "copies", "straggler");
+    uint64_t collective_ns = 0;
     for (int i = 0; i < r->nranks; i++) {
         const wl_rank *k = &r->ranks[i];
         wl_rank_total t;
         wl_rank_total_of(r, i, &t);
+        collective_ns += t.collective_ns;
         char lab[32], mean[32], c[32], w[32];
         rank_label(k, lab, sizeof lab);
         printf("%-8s %-20.20s %8u %6d %11s %7.1f%% %12s %12s %7" PRIu64 " %4d/%-5d\n", lab, k->host, k->pid,
                k->nsteps, fmt_ns((double)t.time_ns / (k->nsteps ? k->nsteps : 1), mean, sizeof mean),
                pct(t.busy_ns, t.time_ns), fmt_ns((double)t.collective_ns, c, sizeof c),
                fmt_ns((double)t.wait_ns, w, sizeof w), t.copies, t.straggler_steps, r->nsteps);
-    }
-    uint64_t collective_ns = 0;
-    for (int i = 0; i < r->nranks; i++) {
-        wl_rank_total t;
-        wl_rank_total_of(r, i, &t);
-        collective_ns += t.collective_ns;
     }
     if (r->nranks > 1 && collective_ns == 0) /* the straggler below is then the rank with the longest step */
         printf("\nno collective kernels were recorded (NCCL's or another GPU library's): no rank can be seen waiting\n"
