@@ -20,7 +20,7 @@
  *      instant               warplens_ik_instant (no fence)
  *      warp not recording    begin/end in a warp without a recorder (what the other warps of a
  *                            warp group pay)
- *    "net" = recording - empty loop; the target is net <= 32 cycles per event.
+ *    "net" = recording - empty loop; the target is net <= 28 cycles per event (issue 21).
  * 2. Slowdown of a real kernel: a tiled FMA kernel over global memory, one region per tile per
  *    warp group. Three variants with identical work: compiled out (no tracing code), tracing
  *    code present but off at run time (NULL buffer), recording. Same grid, same FMA count (a
@@ -246,8 +246,8 @@ int main(int argc, char **argv)
     printf("  %-46s %12.2f\n", "recording instant (no fence)", instant.cycles_per_event);
     printf("  %-46s %12.2f\n", "begin/end in a warp without a recorder", skip.cycles_per_event);
     const double net = on.cycles_per_event - empty.cycles_per_event;
-    printf("  %-46s %12.2f  (target <= 32: %s)\n", "net cost per event (recording - empty)", net,
-           net <= 32.0 ? "met" : "NOT met");
+    printf("  %-46s %12.2f  (target <= 28: %s)\n", "net cost per event (recording - empty)", net,
+           net <= 28.0 ? "met" : "NOT met");
     printf("  %-46s %12.2f\n", "bookkeeping over the begin/end floor",
            on.cycles_per_event - floor2.cycles_per_event);
     /* every event recorded (header + events + finalize), nothing dropped or invalid */

@@ -54,22 +54,26 @@ typedef struct warplens_ik_args {
 /* Per-thread state; lives in registers (plain scalars; the functions are force-inlined).
  * Slot accounting: `budget` counts the slots still free for new records once the ends of the
  * written, still open begins and the finalize have their slots reserved, so a begin needs 2 (itself
- * and its end), an instant 1, a matched end and the finalize none. Open regions form a stack of
- * `depth` levels: the bottom `wdepth` were written, the ones above were dropped (once a begin is
- * dropped the budget stays < 2, so every later begin is dropped too: written levels always sit
- * below dropped ones). Drops and misuse are counted in registers and added to the global counters
- * once, by the finalize. `warp` is non-zero in every thread of a warp that holds a recording
- * thread: the only branch on the hot path tests it, and it is warp-uniform, so warps without a
- * recorder skip the whole event (no fence) and the recorder's warp never diverges. */
+ * and its end), an instant 1, a matched end and the finalize none; it is kept in words (slots
+ * times the stride). Open regions form a stack of `depth` levels: the bottom `wdepth` were written,
+ * the ones above were dropped (once a begin is dropped the budget stays < 2 slots, so every later
+ * begin is dropped too: written levels always sit below dropped ones). Misuse is counted in
+ * registers; drops are not counted per event but derived by the finalize from `wanted` (a plain
+ * add per event, independent of whether it was written) and the budget; both counts are added to
+ * the global counters once, by the finalize. `warp` is non-zero in every thread of a warp that
+ * holds a recording thread: the only branch on the hot path tests it, and it is warp-uniform, so
+ * warps without a recorder skip the whole event (no fence) and the recorder's warp never
+ * diverges. */
 typedef struct warplens_ik_lane {
     unsigned long long *slot; /* next slot (global-space address); NULL when not recording */
     unsigned int *counters;
     unsigned int stride;      /* in words */
-    unsigned int budget;
+    unsigned int budget;      /* free slots times the stride (words) */
     unsigned int depth;       /* open begins, written or dropped */
     unsigned int wdepth;      /* of which written: levels 0 .. wdepth-1 */
     unsigned int tag;         /* lane << 12 */
-    unsigned int dropped;     /* 2 per dropped begin (it and its end), 1 per dropped instant */
+    unsigned int wanted;      /* slots asked for minus the lane's capacity (mod 2^32): +2 per
+                                 begin (it and its end), +1 per instant, written or not */
     unsigned int invalid;     /* bad event ids, ends without an open begin */
     unsigned int warp;        /* some thread of this warp records (warp-uniform) */
 } warplens_ik_lane;
@@ -150,7 +154,7 @@ WARPLENS_IK_D void warplens_ik_init(warplens_ik_lane *l, warplens_ik_args a, uns
     l->depth = 0;
     l->wdepth = 0;
     l->tag = 0;
-    l->dropped = 0;
+    l->wanted = 0;
     l->invalid = 0;
     l->warp = 0;
     const int rec = warplens_ik_init_lane_(l, a, group, leader);
@@ -182,7 +186,15 @@ WARPLENS_IK_D int warplens_ik_init_lane_(warplens_ik_lane *l, warplens_ik_args a
     asm("cvta.to.global.u64 %0, %1;" : "=l"(g) : "l"(first));
     l->slot = g;
     l->stride = (unsigned int)stride;
-    l->budget = a.max_records - 1; /* the finalize's slot is reserved from the start */
+    /* The finalize's slot is reserved from the start. The budget is kept in words (slots times
+     * the stride, so the slot step and the budget step share one select); a lane's slots are
+     * therefore also limited to 2^32 words of its column: at most (2^32 - 1) / stride records. */
+    unsigned int cap = a.max_records - 1;
+    const unsigned int most = 0xffffffffu / (unsigned int)stride;
+    if (cap > most)
+        cap = most;
+    l->budget = cap * (unsigned int)stride;
+    l->wanted = 0u - cap;
     l->tag = (unsigned int)bg << 12;
     return 1;
 }
@@ -190,11 +202,15 @@ WARPLENS_IK_D int warplens_ik_init_lane_(warplens_ik_lane *l, warplens_ik_args a
 /* The hot path, per event, in a warp that records: one warp-uniform branch on `warp` (not
  * taken; its predicate is loop-invariant), a predicate `w` from one compare, a CS2R timer read,
  * one predicated 64-bit STG, the MEMBAR (begin and end only), and register updates done as
- * arithmetic on w (0/1): slot (SEL + IMAD.WIDE), budget and drop count (one SEL shared), depths.
- * No atomics, no local memory, no BSSY/BSYNC, no other branch. sm_90 SASS (nvcc 13.0, constant
- * ids): a begin/end pair back to back is 15 instructions (bench_inkernel_cost's loop); a begin
- * and an end apart are ~14 and ~13. Threads of a recording warp that do not record (budget 0,
- * wdepth 0) run the same instructions with the store predicated off. */
+ * arithmetic: one SEL (w ? stride : 0) feeds the slot (IMAD.WIDE) and the budget (IMAD), the
+ * depths, and one add to `wanted` that does not wait for w. No atomics, no local memory, no
+ * BSSY/BSYNC, no other branch. sm_90 SASS (nvcc 13.0, constant ids): a begin/end pair back to
+ * back is 13 instructions in bench_inkernel_cost's loop (14 where ptxas copies the tag word to
+ * another register pair), 27.88 cycles an event net on the H200
+ * (the H100's SM); counting the budget in slots (a second SEL) and the drops per event (an add
+ * behind the SEL) cost 29.38 (bench/results/inkernel_cost-h200.txt). Threads of a recording warp
+ * that do not record (budget 0, wdepth 0) run the same instructions with the store predicated
+ * off. */
 
 /* begin: timestamp, then the store, then a block fence so the region's work comes after.
  * Written when the budget has room for it and its end; otherwise dropped (with its end). */
@@ -206,13 +222,14 @@ WARPLENS_IK_D void warplens_ik_begin(warplens_ik_lane *l, unsigned int event)
         l->invalid++;
         return;
     }
-    const unsigned int w = l->budget >= 2u;
+    const unsigned int w = l->budget > l->stride; /* >= 2 slots: the budget is a multiple */
+    const unsigned int ws = w ? l->stride : 0u;   /* one SEL for the slot and the budget */
     warplens_ik_put_(l->slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_BEGIN, w);
     warplens_ik_fence_();
-    l->slot += w * l->stride; /* arithmetic, not selects: one IMAD.WIDE */
-    l->budget -= 2u * w;
+    l->slot += ws;
+    l->budget -= 2u * ws;
     l->wdepth += w;
-    l->dropped += 2u - 2u * w;
+    l->wanted += 2u; /* unconditional: no dependency on w (the drops are derived at finalize) */
     l->depth++;
 }
 
@@ -246,11 +263,12 @@ WARPLENS_IK_D void warplens_ik_instant(warplens_ik_lane *l, unsigned int event)
         l->invalid++;
         return;
     }
-    const unsigned int w = l->budget >= 1u;
+    const unsigned int w = l->budget != 0u;
+    const unsigned int ws = w ? l->stride : 0u;
     warplens_ik_put_(l->slot, l->tag | (event << 2) | WARPLENS_IK_TYPE_INSTANT, w);
-    l->slot += w * l->stride;
-    l->budget -= w;
-    l->dropped += 1u - w;
+    l->slot += ws;
+    l->budget -= ws;
+    l->wanted += 1u;
 }
 
 /* Marks the lane complete (its slot was reserved at init) and adds the lane's drop / misuse
@@ -263,8 +281,10 @@ WARPLENS_IK_D void warplens_ik_finalize(warplens_ik_lane *l)
         return;
     warplens_ik_fence_();
     warplens_ik_put_(l->slot, l->tag | WARPLENS_IK_TYPE_FINALIZE, 1u);
-    /* a dropped begin counted its end too: those still open never had one */
-    const unsigned int dropped = l->dropped - (l->depth - l->wdepth);
+    /* Slots asked for but not used: wanted + capacity - (capacity - budget / stride), less the
+     * ends the open begins never had (depth - wdepth of them were dropped begins counted with
+     * their end): 2 per dropped begin and 1 per dropped instant, less dropped begins still open */
+    const unsigned int dropped = l->wanted + l->budget / l->stride - (l->depth - l->wdepth);
     if (l->counters) {
         if (dropped)
             atomicAdd(l->counters + WARPLENS_IK_COUNTER_DROPPED, dropped);
@@ -275,7 +295,7 @@ WARPLENS_IK_D void warplens_ik_finalize(warplens_ik_lane *l)
     l->budget = 0;
     l->depth = 0;
     l->wdepth = 0;
-    l->dropped = 0;
+    l->wanted = 0;
     l->invalid = 0;
 }
 

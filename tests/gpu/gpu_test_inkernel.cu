@@ -312,6 +312,9 @@ int main(int argc, char **argv)
         return 1;
     }
     const wl_ik_counts &c = r.counts;
+    /* slots the kernel's events ask for (a begin 2, with its end; an instant 1): the run with a
+     * small limit below must count as dropped exactly those it did not write */
+    const uint64_t wanted_slots = 2 * c.slices + c.instants;
     check(r.num_blocks == (uint32_t)blocks && r.num_groups == GROUPS, "header",
           "%u blocks x %u groups", r.num_blocks, r.num_groups);
     check(c.lanes_seen == (uint64_t)lanes && c.lanes_finalized == (uint64_t)lanes,
@@ -584,8 +587,15 @@ int main(int argc, char **argv)
     check(rc == 0 && r.counts.lanes_finalized == (uint64_t)lanes && r.counts.unmatched_begins == 0 &&
               r.counts.unmatched_ends == 0 && r.counts.over_capacity == 0,
           "limit: lanes finalized, complete regions only", "%s", rc ? err.msg : "");
-    if (rc == 0)
+    if (rc == 0) {
+        /* every region of the kernel is closed before its finalize, so each dropped begin counts
+         * 2 and each dropped instant 1: what the full run wrote less what this one did */
+        const uint64_t used = 2 * r.counts.slices + r.counts.instants;
+        check(wanted_slots - used == (uint64_t)lim.counters[0], "limit: the drop count is exact",
+              "device %u, expected %llu", lim.counters[0],
+              (unsigned long long)(wanted_slots - used));
         wl_ik_result_free(&r);
+    }
 
     /* Tracing off at run time (NULL buffer): the kernel still runs and computes. */
     Run off;
