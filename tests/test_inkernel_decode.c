@@ -1,6 +1,7 @@
 /* Unit tests of the in-kernel buffer decoder (src/analysis/inkernel_decode.h) on hand-built
  * vectors: every case listed in the wire-format notes, hostile headers/tags, placement, summary. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/inkernel_decode.h"
 #include "test.h"
@@ -358,6 +359,78 @@ static void test_shift_and_place(void)
     wl_ik_result_free(&r);
 }
 
+/* Deep nesting: a lane leaves the decoder's fast path (open begins past its inline slots, a
+ * crossed end, a finalize) while its neighbour stays on it, and comes back to shallow regions; the
+ * grid walk and the tag walk must agree, pairs stay LIFO and depths saturate at 255. */
+static void test_deep_and_mixed_lanes(void)
+{
+    enum { DEEP = 300, ROWS = 2 * DEEP + 8 };
+    const size_t n = 1 + 2 * (size_t)ROWS;
+    uint64_t *w = calloc(n, sizeof *w);
+    CHECK(w != NULL);
+    if (!w)
+        return;
+    w[0] = HDR(2, 1); /* lanes 0 and 1, stride 2 */
+    uint32_t ts = 1000;
+    size_t r = 0;
+    /* lane 0: DEEP nested begins (ids 0..DEEP-1 mod 1024), their ends, a crossed pair, an
+     * instant, a finalize, one record after it. lane 1: begin/end pairs and instants throughout */
+    for (uint32_t k = 0; k < DEEP; k++, r++)
+        w[1 + 2 * r] = REC(ts += 3, 0, k % 1024, B);
+    for (uint32_t k = DEEP; k-- > 0; r++)
+        w[1 + 2 * r] = REC(ts += 3, 0, k % 1024, E);
+    w[1 + 2 * r++] = REC(ts += 3, 0, 5, B);
+    w[1 + 2 * r++] = REC(ts += 3, 0, 6, B);
+    w[1 + 2 * r++] = REC(ts += 3, 0, 5, E); /* crossed: 6 still open */
+    w[1 + 2 * r++] = REC(ts += 3, 0, 6, E);
+    w[1 + 2 * r++] = REC(ts += 3, 0, 7, I);
+    w[1 + 2 * r++] = REC(ts += 3, 0, 0, F);
+    w[1 + 2 * r++] = REC(ts += 3, 0, 8, I); /* after the finalize: counted, not decoded */
+    for (size_t k = 0; k < (size_t)ROWS; k++)
+        w[2 + 2 * k] = REC(2000 + 10 * k, 1, 9, k % 3 == 0 ? B : k % 3 == 1 ? E : I);
+    wl_ik_result a, b;
+    wl_ik_error err;
+    wl_ik_options grid = {.stride = 2, .max_records = 0};
+    CHECK_EQ_INT(wl_ik_decode(w, n, &grid, &a, &err), 0);
+    CHECK_EQ_INT(wl_ik_decode(w, n, NULL, &b, &err), 0);
+    CHECK_EQ_INT(a.n_slices, DEEP + 2 + (ROWS + 2) / 3);
+    CHECK_EQ_INT(a.counts.crossed, 1);
+    CHECK_EQ_INT(a.counts.after_finalize, 1);
+    CHECK_EQ_INT(a.counts.lanes_finalized, 1);
+    CHECK_EQ_INT(a.n_unmatched, 0);
+    CHECK_EQ_INT(a.n_instants, 1 + ROWS / 3);
+    /* the deep lane's slices: ends read innermost first, depth = the begins open below it */
+    int ok = 1;
+    size_t seen = 0;
+    for (size_t i = 0; i < a.n_slices; i++) {
+        const wl_ik_slice *sl = &a.slices[i];
+        if (sl->group != 0 || seen >= DEEP)
+            continue;
+        const uint32_t k = DEEP - 1 - (uint32_t)seen++; /* its begin's position */
+        ok &= sl->event == k % 1024 && sl->depth == (k > 255 ? 255 : k) &&
+              sl->start_ns == 1000 + 3 * (uint64_t)(k + 1) &&
+              sl->dur_ns == 3 * (uint64_t)(2 * (DEEP - k) - 1) && sl->begin_seq == k &&
+              sl->end_seq == 2 * DEEP - 1 - k && sl->flags == 0;
+    }
+    CHECK(ok && seen == DEEP);
+    const wl_ik_slice *x = find_slice(&a, 0, 0, 5, 1); /* the deep nest had an id 5 too */
+    CHECK(x && (x->flags & WL_IK_SLICE_CROSSED) && x->depth == 0);
+    /* both walks give the same outputs, element for element */
+    CHECK_EQ_INT(b.n_slices, a.n_slices);
+    CHECK_EQ_INT(b.n_instants, a.n_instants);
+    CHECK(memcmp(&a.counts, &b.counts, sizeof a.counts) == 0);
+    CHECK(a.n_slices == b.n_slices && memcmp(a.slices, b.slices, a.n_slices * sizeof *a.slices) == 0);
+    int same = a.n_instants == b.n_instants;
+    for (size_t i = 0; same && i < a.n_instants; i++)
+        same = a.instants[i].ts_ns == b.instants[i].ts_ns && a.instants[i].seq == b.instants[i].seq &&
+               a.instants[i].block == b.instants[i].block && a.instants[i].group == b.instants[i].group &&
+               a.instants[i].event == b.instants[i].event;
+    CHECK(same);
+    wl_ik_result_free(&a);
+    wl_ik_result_free(&b);
+    free(w);
+}
+
 int main(void)
 {
     test_notes_vector();
@@ -371,5 +444,6 @@ int main(void)
     test_reuse();
     test_summary();
     test_shift_and_place();
+    test_deep_and_mixed_lanes();
     return test_report("inkernel_decode");
 }

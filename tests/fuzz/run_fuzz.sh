@@ -17,7 +17,8 @@ cp -n "$here"/corpus_inkernel/* "$out/corpus/" 2>/dev/null || true
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
     -I"$src/include" -I"$src/src" \
     "$here/fuzz_inkernel_decode.c" \
-    "$src/src/analysis/inkernel_decode.c" "$src/src/analysis/inkernel_summary.c" \
+    "$src/src/analysis/inkernel_decode.c" "$src/src/analysis/inkernel_walk.c" \
+    "$src/src/analysis/inkernel_summary.c" \
     "$src/src/analysis/inkernel_place.c" "$src/src/export/inkernel_chrome.c" \
     "$src/src/export/inkernel_perfetto.c" "$src/src/export/perfetto_packets.c" \
     "$src/src/export/pb_encode.c" -o "$out/fuzz_inkernel_decode"
