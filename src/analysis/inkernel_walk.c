@@ -498,6 +498,22 @@ static ALWAYS_INLINE int decode_tagged(decoder *d, cursor *k)
 /* Stride known: slot (row, col) is word 1 + row * stride + col and must hold lane col, so rows are
  * walked lane by lane (the lane states are read in order, independently of the data) and the
  * columns past the lanes (stride > lanes) can only hold errors. */
+/* A record in the grid must carry its slot's lane, and a finalize no event bits. Returns 0 or -1
+ * (err set). */
+static NOINLINE int grid_check(decoder *d, uint64_t i, uint64_t w, uint64_t col)
+{
+    const uint32_t tag = (uint32_t)w;
+    if ((tag >> 12) != col) {
+        misplaced(d, i, w, col);
+        return -1;
+    }
+    if (bad_finalize(tag)) {
+        bad_tag(d, i, tag);
+        return -1;
+    }
+    return 0;
+}
+
 /* A row past the lanes' record limit: its records are counted (after finalize, over capacity),
  * never decoded, but still checked. Returns 0 or -1 (err set). */
 static NOINLINE int grid_row_over(decoder *d, uint64_t base, uint64_t live, uint64_t *empty)
@@ -508,15 +524,8 @@ static NOINLINE int grid_row_over(decoder *d, uint64_t base, uint64_t live, uint
             (*empty)++;
             continue;
         }
-        const uint32_t tag = (uint32_t)w;
-        if ((tag >> 12) != col) {
-            misplaced(d, i, w, col);
+        if (grid_check(d, i, w, col))
             return -1;
-        }
-        if (bad_finalize(tag)) {
-            bad_tag(d, i, tag);
-            return -1;
-        }
         if (d->cold[col].state == LANE_FINALIZED)
             d->out->counts.after_finalize++;
         else
@@ -529,16 +538,7 @@ static NOINLINE int grid_row_over(decoder *d, uint64_t base, uint64_t live, uint
  * or -2 (out of memory). */
 static NOINLINE int grid_slow(decoder *d, uint64_t i, uint64_t w, uint32_t col)
 {
-    const uint32_t tag = (uint32_t)w;
-    if ((tag >> 12) != col) {
-        misplaced(d, i, w, col);
-        return -1;
-    }
-    if (bad_finalize(tag)) {
-        bad_tag(d, i, tag);
-        return -1;
-    }
-    return record_slow(d, i, w, col, 0);
+    return grid_check(d, i, w, col) ? -1 : record_slow(d, i, w, col, 0);
 }
 
 static ALWAYS_INLINE int decode_grid(decoder *d, cursor *k)
