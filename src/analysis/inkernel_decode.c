@@ -61,6 +61,25 @@ static void free_lanes(decoder *d)
     free(d->pool);
 }
 
+/* With the stride known the walk does not keep the word of each begin: for a lane whose begins
+ * are still open at the end, they are found again in its column. Every non-zero word of the column
+ * in the rows below the limit, up to its finalize, was accepted by the walk and numbered in order
+ * (seq), and the open begins are in seq order: one pass down the column. */
+static void find_open_words(const decoder *d, uint64_t bg, open_begin *open, uint32_t open_len)
+{
+    const uint64_t rows = (d->n_words - 1) / d->stride + 1; /* row * stride <= n_words - 1 */
+    uint32_t k = 0, seq = 0;
+    for (uint64_t row = 0; k < open_len && row < rows && row < d->row_limit; row++) {
+        const uint64_t i = 1 + row * d->stride + bg;
+        if (i >= d->n_words)
+            break;
+        if (wl_ik_load_le64(d->p + i * 8) == 0)
+            continue;
+        if (seq++ == open[k].seq)
+            open[k++].word = i;
+    }
+}
+
 int wl_ik_decode_reuse(const void *data, size_t n_words, const wl_ik_options *opt,
                        wl_ik_result *out, wl_ik_error *err)
 {
@@ -182,6 +201,8 @@ int wl_ik_decode_reuse(const void *data, size_t n_words, const wl_ik_options *op
         if ((int64_t)d.hot[bg].last_ts > max_ts)
             max_ts = (int64_t)d.hot[bg].last_ts;
         const uint32_t open_len = (uint32_t)d.hot[bg].ctr;
+        if (open_len && stride)
+            find_open_words(&d, bg, L->open, open_len);
         for (uint32_t k = 0; k < open_len; k++) {
             c->unmatched_begins++;
             if (wl_ik_add_unmatched(out, L->open[k].ts, L->open[k].word, L, L->open[k].seq,

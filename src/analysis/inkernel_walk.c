@@ -12,8 +12,10 @@
  * crossed and unmatched ends, every error -- goes to record_slow (out of line), which handles any
  * record from the same state, so the fast path only ever declines. Slices are written as
  * precomputed 8-byte bitfield words (the begin stores the slice's block / group / event / depth
- * bits, the end copies them). One pass: the outputs grow geometrically (realloc of large blocks is
- * an mremap, no copy), so the input is read once. */
+ * bits, the end loads them with the begin's seq as the slice's last 16 bytes). Each row of the
+ * grid is walked by a function of its own, so its loop has the registers to itself. One pass: the
+ * outputs grow geometrically (realloc of large blocks is an mremap, no copy), so the input is read
+ * once. */
 #include "analysis/inkernel_walk.h"
 
 #include <stdarg.h>
@@ -31,7 +33,9 @@
 #define UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define NOINLINE __attribute__((noinline, cold))
 #define ALWAYS_INLINE inline __attribute__((always_inline))
+#define NOINLINE_HOT __attribute__((noinline))
 #else
+#define NOINLINE_HOT
 #define LIKELY(x) (x)
 #define UNLIKELY(x) (x)
 #define NOINLINE
@@ -172,6 +176,27 @@ static ALWAYS_INLINE void put_instant(wl_ik_instant *in, uint64_t ts, uint64_t b
     in->group = (uint32_t)(bgw >> 32);
     in->seq = seq;
     in->event = (uint16_t)ev;
+#endif
+}
+
+/* An end's slice from its open begin: the begin's seq, event and meta are loaded as the slice's
+ * last 16 bytes and the event's half replaced by the end's seq (ctr's high half). */
+_Static_assert(offsetof(open_begin, event) == offsetof(open_begin, seq) + 4 &&
+                   offsetof(open_begin, meta) == offsetof(open_begin, seq) + 8,
+               "open_begin: seq, event, meta contiguous, as the slice's last 16 bytes");
+static ALWAYS_INLINE void put_slice_of(wl_ik_slice *s, const open_begin *o, uint64_t ts,
+                                       uint64_t ctr)
+{
+#if defined(__SSE2__)
+    __m128i *v = (__m128i *)(void *)s;
+    const __m128i keep = _mm_set_epi32(-1, -1, 0, -1); /* seq and meta; not the event */
+    __m128i hi = _mm_loadu_si128((const __m128i *)(const void *)&o->seq);
+    hi = _mm_or_si128(_mm_and_si128(hi, keep),
+                      _mm_cvtsi64_si128((long long)(ctr & ~(uint64_t)UINT32_MAX)));
+    _mm_stream_si128(v, _mm_set_epi64x((long long)(ts - o->ts), (long long)o->ts));
+    _mm_stream_si128(v + 1, hi);
+#else
+    put_slice(s, o->ts, ts - o->ts, o->seq, (uint32_t)(ctr >> 32), o->meta);
 #endif
 }
 
@@ -386,10 +411,12 @@ static int fast_layout_ok(const slice_bits *b)
 /* One non-zero word of a lane whose key matched (live, open begins inline): a begin, a matched end
  * or an instant. The caller made room for one more slice and instant per word of its run (see
  * reserve). Returns 1 when it was decoded, 0 when nothing was changed and the record is for
- * record_slow. `limit`: records a lane may use (stride unknown), else UINT32_MAX. Per record: the
- * hot state's words, one slot of the stack, one output element. */
+ * record_slow. `limit`: records a lane may use (stride unknown), else UINT32_MAX. `tagged`: keep the
+ * begin's word offset i (with the stride known it is not kept: find_open_words in
+ * inkernel_decode.c finds the few that are reported). Per record: the hot state's words, one slot
+ * of the stack, one output element. */
 static ALWAYS_INLINE int record_fast(lane_hot *H, open_begin *stk, cursor *k, uint64_t i,
-                                     uint64_t w, uint32_t limit)
+                                     uint64_t w, uint32_t limit, int tagged)
 {
     const uint32_t tag = (uint32_t)w, raw = (uint32_t)(w >> 32);
     const uint32_t type = tag & 3u, ev = (tag >> 2) & 0x3ffu;
@@ -404,7 +431,8 @@ static ALWAYS_INLINE int record_fast(lane_hot *H, open_begin *stk, cursor *k, ui
         open_begin *o = &stk[depth];
         o->ts = ts;
         o->meta = H->meta + ev * FAST_EVENT_UNIT + depth * FAST_DEPTH_UNIT;
-        o->word = i;
+        if (tagged) /* with the stride known, unmatched begins are found again at the end */
+            o->word = i;
         o->seq = seq;
         o->event = ev;
         H->ctr = ctr + CTR_REC + 1;
@@ -414,7 +442,7 @@ static ALWAYS_INLINE int record_fast(lane_hot *H, open_begin *stk, cursor *k, ui
         const open_begin *o = &stk[depth - 1];
         if (UNLIKELY(o->event != ev))
             return 0;
-        put_slice(k->s++, o->ts, ts - o->ts, o->seq, seq, o->meta);
+        put_slice_of(k->s++, o, ts, ctr);
         H->ctr = ctr + CTR_REC - 1;
     } else if (type == WL_IK_INSTANT) {
         put_instant(k->in++, ts, H->meta, seq, ev);
@@ -481,7 +509,7 @@ static ALWAYS_INLINE int decode_tagged(decoder *d, cursor *k)
             }
             const uint32_t tag = (uint32_t)w, bg = tag >> 12;
             if (LIKELY(bg < lanes_n && hot[bg].key == bg) &&
-                record_fast(&hot[bg], pool + (size_t)bg * IK_INLINE_OPEN, k, i, w, limit))
+                record_fast(&hot[bg], pool + (size_t)bg * IK_INLINE_OPEN, k, i, w, limit, 1))
                 continue;
             /* one test for both tag errors: a lane past the header, a finalize with event bits */
             if (UNLIKELY(bg >= lanes_n || bad_finalize(tag))) {
@@ -534,19 +562,54 @@ static NOINLINE int grid_row_over(decoder *d, uint64_t base, uint64_t live, uint
     return 0;
 }
 
-/* A record of the grid the fast path left: checks it, then record_slow. Returns 0, -1 (err set)
- * or -2 (out of memory). */
-static NOINLINE int grid_slow(decoder *d, uint64_t i, uint64_t w, uint32_t col)
+/* A record of the grid the fast path left (lane H, in the row at d->row_base): checks it, then
+ * record_slow. Returns 0, -1 (err set) or -2 (out of memory). */
+static NOINLINE int grid_slow(decoder *d, const lane_hot *H, uint64_t w)
 {
+    const uint32_t col = (uint32_t)(H - d->hot);
+    const uint64_t i = d->row_base + col;
     return grid_check(d, i, w, col) ? -1 : record_slow(d, i, w, col, 0);
+}
+
+/* One row of the grid within the lanes: its own function, so that the registers hold only what
+ * the row needs (inlined into the walk of the rows, GCC kept the outer loop's values in registers
+ * and spilled both output cursors). Counted up from -live to 0 against the row's ends, so no bound
+ * is kept either; the slow path finds the word's offset from the lane and d->row_base. Returns 0,
+ * -1 (err set) or -2 (out of memory). */
+static NOINLINE_HOT int grid_row(decoder *d, cursor *kp, uint64_t base, uint64_t live)
+{
+    cursor k = *kp;
+    int rc = 0;
+    d->row_base = base;
+    const unsigned char *const q_end = d->p + (base + live) * 8;
+    lane_hot *const hot_end = d->hot + live;
+    open_begin *const pool_end = d->pool + live * IK_INLINE_OPEN;
+    for (int64_t j = -(int64_t)live; j < 0; j++) {
+        const uint64_t w = wl_ik_load_le64(q_end + j * 8);
+        if (w == 0) {
+            k.empty++;
+            continue;
+        }
+        lane_hot *const H = hot_end + j;
+        /* the key is the lane's own index only while it is live and inline, so this one compare
+         * also checks the slot's owner */
+        if (LIKELY(((uint32_t)w >> 12) == H->key) &&
+            record_fast(H, pool_end + j * (int64_t)IK_INLINE_OPEN, &k, 0, w, UINT32_MAX, 0))
+            continue;
+        cursor_sync(d->out, &k);
+        rc = grid_slow(d, H, w);
+        cursor_load(&k, d->out);
+        if (rc)
+            break;
+    }
+    *kp = k;
+    return rc;
 }
 
 static ALWAYS_INLINE int decode_grid(decoder *d, cursor *k)
 {
     const unsigned char *const p = d->p;
     const uint64_t n = d->n_words, lanes_n = d->lanes_n, stride = d->stride;
-    lane_hot *const hot = d->hot;
-    open_begin *const pool = d->pool;
     for (uint64_t row = 0, base = 1; base < n; row++, base += stride) {
         const uint64_t cols = n - base < stride ? n - base : stride;
         const uint64_t live = cols < lanes_n ? cols : lanes_n;
@@ -556,23 +619,9 @@ static ALWAYS_INLINE int decode_grid(decoder *d, cursor *k)
         } else {
             if (reserve(d, k, (size_t)live))
                 return -2;
-            for (uint64_t col = 0; col < live; col++) {
-                const uint64_t i = base + col, w = wl_ik_load_le64(p + i * 8);
-                if (w == 0) {
-                    k->empty++;
-                    continue;
-                }
-                /* the key is the lane's own index only while it is live and inline, so this one
-                 * compare also checks the slot's owner */
-                if (LIKELY(((uint32_t)w >> 12) == hot[col].key) &&
-                    record_fast(&hot[col], pool + col * IK_INLINE_OPEN, k, i, w, UINT32_MAX))
-                    continue;
-                cursor_sync(d->out, k);
-                const int rc = grid_slow(d, i, w, (uint32_t)col);
-                cursor_load(k, d->out);
-                if (rc)
-                    return rc;
-            }
+            const int rc = grid_row(d, k, base, live);
+            if (rc)
+                return rc;
         }
         for (uint64_t col = live; col < cols; col++) {
             const uint64_t i = base + col, w = wl_ik_load_le64(p + i * 8);

@@ -13,12 +13,13 @@
 
 #define IK_INLINE_OPEN 4u /* open begins a lane keeps without a heap stack */
 
-typedef struct open_begin { /* 32 bytes */
+typedef struct open_begin { /* 32 bytes; seq, event, meta: the slice's last 16 bytes but end_seq */
     uint64_t ts;
-    uint64_t meta;  /* the slice's last 8 bytes: block, group, event, depth (flags 0) */
-    uint64_t word;
+    uint64_t word;  /* the record's word offset; a grid walk's fast path leaves it unset and the
+                     * begins still open at the end get it from find_open_words */
     uint32_t seq;
     uint32_t event;
+    uint64_t meta;  /* the slice's last 8 bytes: block, group, event, depth (flags 0) */
 } open_begin;
 
 enum { LANE_UNSEEN = 0, LANE_LIVE = 1, LANE_FINALIZED = 2 };
@@ -62,6 +63,7 @@ typedef struct decoder {
     const unsigned char *p;
     uint64_t n_words, lanes_n, ng, stride;
     uint64_t row_limit;  /* stride known: rows (slots) a lane may use; else UINT64_MAX */
+    uint64_t row_base;   /* stride known: the word offset of the row being walked */
     uint32_t rec_limit;  /* stride unknown: records a lane may use; else UINT32_MAX */
     lane_hot *hot;
     lane_cold *cold;
