@@ -78,6 +78,8 @@ static void find_open_words(const decoder *d, uint64_t bg, open_begin *open, uin
         if (seq++ == open[k].seq)
             open[k++].word = i;
     }
+    for (; k < open_len; k++) /* not reached: the walk numbered the same words; never unset */
+        open[k].word = d->n_words;
 }
 
 int wl_ik_decode_reuse(const void *data, size_t n_words, const wl_ik_options *opt,
