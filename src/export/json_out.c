@@ -28,7 +28,7 @@ int wl_json_flush(wl_json_out *j)
     return j->failed ? -1 : 0;
 }
 
-void wl_json_raw(wl_json_out *j, const char *s, size_t n)
+void wl_json_raw_slow(wl_json_out *j, const char *s, size_t n)
 {
     j->bytes += n;
     if (n > sizeof j->buf - j->n) {
@@ -43,8 +43,6 @@ void wl_json_raw(wl_json_out *j, const char *s, size_t n)
     j->n += n;
 }
 
-void wl_json_lit(wl_json_out *j, const char *s) { wl_json_raw(j, s, strlen(s)); }
-
 static inline void put(wl_json_out *j, char c)
 {
     if (j->n == sizeof j->buf)
@@ -54,17 +52,36 @@ static inline void put(wl_json_out *j, char c)
 }
 
 
+/* Bytes a JSON string holds as they are: printable ASCII but '"', '\\' and '<'. */
+static const unsigned char plain[256] = {
+#define R16(v) v, v, v, v, v, v, v, v, v, v, v, v, v, v, v, v
+    R16(0), R16(0), /* controls */
+    1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, /* 0x20: '"' */
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x30: '<' */
+    R16(1),
+    1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1, /* 0x50: '\\' */
+    R16(1), R16(1),
+    R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0), R16(0) /* UTF-8: checked */
+#undef R16
+};
+
 void wl_json_str(wl_json_out *j, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     put(j, '"');
     const unsigned char *p = (const unsigned char *)(s ? s : "");
-    while (*p) {
-        unsigned char c = *p;
-        if (c >= 0x20 && c != '"' && c != '\\' && c != '<' && c < 0x80) {
-            put(j, (char)c);
-            p++;
-        } else if (c == '"' || c == '\\') {
+    for (;;) {
+        /* a run of bytes written as they are, copied at once */
+        const unsigned char *q = p;
+        while (plain[*q])
+            q++;
+        if (q != p)
+            wl_json_raw(j, (const char *)p, (size_t)(q - p));
+        p = q;
+        const unsigned char c = *p;
+        if (c == 0)
+            break;
+        if (c == '"' || c == '\\') {
             put(j, '\\');
             put(j, (char)c);
             p++;
@@ -98,12 +115,24 @@ void wl_json_key(wl_json_out *j, const char *k)
 
 void wl_json_u64(wl_json_out *j, uint64_t v)
 {
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
+                                   "25262728293031323334353637383940414243444546474849"
+                                   "50515253545556575859606162636465666768697071727374"
+                                   "75767778798081828384858687888990919293949596979899";
     char b[24];
     int i = 24;
-    do {
-        b[--i] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) { /* two digits a division */
+        const unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        b[--i] = pairs[2 * r + 1];
+        b[--i] = pairs[2 * r];
+    }
+    if (v >= 10) {
+        b[--i] = pairs[2 * v + 1];
+        b[--i] = pairs[2 * v];
+    } else {
+        b[--i] = (char)('0' + v);
+    }
     wl_json_raw(j, b + i, (size_t)(24 - i));
 }
 
@@ -121,6 +150,11 @@ void wl_json_double(wl_json_out *j, double v)
 {
     if (!isfinite(v)) {
         wl_json_lit(j, "null");
+        return;
+    }
+    /* whole numbers below 10^6 (most counters): "%.6g" prints them as integers; -0 keeps its sign */
+    if (v > -1e6 && v < 1e6 && v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
+        wl_json_i64(j, (int64_t)v);
         return;
     }
     char b[40];

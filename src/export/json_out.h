@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 typedef struct wl_json_out {
     FILE *fp;
@@ -20,8 +21,20 @@ void wl_json_init(wl_json_out *j, FILE *fp);
 /* Flushes; returns 0 if every write succeeded. */
 int wl_json_flush(wl_json_out *j);
 
-void wl_json_raw(wl_json_out *j, const char *s, size_t n);
-void wl_json_lit(wl_json_out *j, const char *s);          /* unescaped literal text */
+void wl_json_raw_slow(wl_json_out *j, const char *s, size_t n);
+/* n bytes as they are; inline so that a literal's length is known where it is written */
+static inline void wl_json_raw(wl_json_out *j, const char *s, size_t n)
+{
+    if (n <= sizeof j->buf - j->n) {
+        memcpy(j->buf + j->n, s, n);
+        j->n += n;
+        j->bytes += n;
+    } else {
+        wl_json_raw_slow(j, s, n);
+    }
+}
+/* unescaped literal text (the compiler folds strlen of a string constant) */
+static inline void wl_json_lit(wl_json_out *j, const char *s) { wl_json_raw(j, s, strlen(s)); }
 /* "escaped string"; '<' is written as \u003c so the text can sit inside an HTML <script>. */
 void wl_json_str(wl_json_out *j, const char *s);
 void wl_json_key(wl_json_out *j, const char *k);          /* ,"k": (a member after the first) */
