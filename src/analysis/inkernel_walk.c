@@ -145,23 +145,6 @@ int wl_ik_add_unmatched(wl_ik_result *r, uint64_t ts, uint64_t word, const lane_
  * ordinary stores' read-for-ownership of every output line halves the bandwidth left for them
  * (bench: the decode was store-bound). Slices are 32 bytes (16-byte aligned: malloc and the 2 MiB
  * blocks both give that), instants 24 (three 8-byte stores). */
-static ALWAYS_INLINE void put_slice(wl_ik_slice *s, uint64_t start, uint64_t dur, uint32_t bseq,
-                                    uint32_t eseq, uint64_t meta)
-{
-#if defined(__SSE2__)
-    __m128i *v = (__m128i *)(void *)s;
-    _mm_stream_si128(v, _mm_set_epi64x((long long)dur, (long long)start));
-    _mm_stream_si128(v + 1, _mm_set_epi64x((long long)meta,
-                                           (long long)((uint64_t)eseq << 32 | bseq)));
-#else
-    s->start_ns = start;
-    s->dur_ns = dur;
-    s->begin_seq = bseq;
-    s->end_seq = eseq;
-    memcpy((unsigned char *)s + offsetof(wl_ik_slice, end_seq) + 4, &meta, sizeof meta);
-#endif
-}
-
 static ALWAYS_INLINE void put_instant(wl_ik_instant *in, uint64_t ts, uint64_t bgw, uint32_t seq,
                                       uint32_t ev)
 {
@@ -196,7 +179,11 @@ static ALWAYS_INLINE void put_slice_of(wl_ik_slice *s, const open_begin *o, uint
     _mm_stream_si128(v, _mm_set_epi64x((long long)(ts - o->ts), (long long)o->ts));
     _mm_stream_si128(v + 1, hi);
 #else
-    put_slice(s, o->ts, ts - o->ts, o->seq, (uint32_t)(ctr >> 32), o->meta);
+    s->start_ns = o->ts;
+    s->dur_ns = ts - o->ts;
+    s->begin_seq = o->seq;
+    s->end_seq = (uint32_t)(ctr >> 32);
+    memcpy((unsigned char *)s + offsetof(wl_ik_slice, end_seq) + 4, &o->meta, sizeof o->meta);
 #endif
 }
 
@@ -227,7 +214,7 @@ static NOINLINE void lane_start(decoder *d, uint32_t bg, uint32_t raw)
 }
 
 /* A begin deeper than the lane's stack: moves the stack to (a larger) heap array. The lane then
- * leaves the fast path for good (it reads its stack through the pool's place). */
+ * leaves the fast path for good (record_fast only knows the inline slots in the pool). */
 static NOINLINE int open_grow(decoder *d, uint32_t bg, uint32_t open_len)
 {
     lane_cold *L = &d->cold[bg];
@@ -245,8 +232,8 @@ static NOINLINE int open_grow(decoder *d, uint32_t bg, uint32_t open_len)
     return 0;
 }
 
-/* An end, out of line: its begin on top (the slices were full), below the top (a crossed slice)
- * or nowhere (unmatched). Returns 0 or -1 (out of memory). */
+/* An end, out of line: its begin on top (a lane off the fast path), below the top (a crossed
+ * slice) or nowhere (unmatched). Returns 0 or -1 (out of memory). */
 static NOINLINE int end_slow(decoder *d, uint32_t bg, uint64_t i, uint64_t ts, uint32_t seq,
                              uint32_t ev)
 {
@@ -339,7 +326,8 @@ static ALWAYS_INLINE void cursor_load(cursor *k, const wl_ik_result *out)
 
 /* Any record, out of line: the first of a lane, records of a finalized lane or past the lane's
  * limit (`over`: by slot row when the stride is known, else by the lane's record count, tested
- * here), finalizes, deep nesting, crossed and unmatched ends, full outputs. The lane index bg was
+ * here), finalizes, deep nesting, crossed and unmatched ends, every record of a lane off the fast
+ * path. The lane index bg was
  * checked (< lanes_n, and the slot's owner when the stride is known) and so were a finalize's event
  * bits. Works on the outputs in `out` (the caller syncs its cursor). Returns 0 or -2 (out of
  * memory). */
@@ -523,9 +511,6 @@ static ALWAYS_INLINE int decode_tagged(decoder *d, cursor *k)
     return 0;
 }
 
-/* Stride known: slot (row, col) is word 1 + row * stride + col and must hold lane col, so rows are
- * walked lane by lane (the lane states are read in order, independently of the data) and the
- * columns past the lanes (stride > lanes) can only hold errors. */
 /* A record in the grid must carry its slot's lane, and a finalize no event bits. Returns 0 or -1
  * (err set). */
 static NOINLINE int grid_check(decoder *d, uint64_t i, uint64_t w, uint64_t col)
@@ -606,6 +591,9 @@ static NOINLINE_HOT int grid_row(decoder *d, cursor *kp, uint64_t base, uint64_t
     return rc;
 }
 
+/* Stride known: slot (row, col) is word 1 + row * stride + col and must hold lane col, so rows are
+ * walked lane by lane (the lane states are read in order, independently of the data) and the
+ * columns past the lanes (stride > lanes) can only hold errors. */
 static ALWAYS_INLINE int decode_grid(decoder *d, cursor *k)
 {
     const unsigned char *const p = d->p;
@@ -639,9 +627,9 @@ static ALWAYS_INLINE int decode_grid(decoder *d, cursor *k)
     return 0;
 }
 
-/* The cursor's address never leaves this function (everything that takes it is inlined), so it
- * lives in registers: kept in memory, every slice paid a store-to-load forwarding latency on its
- * count. */
+/* The cursor lives in registers where records are decoded (here for the tag walk, in grid_row's
+ * own copy for the grid): kept in memory, every slice paid a store-to-load forwarding latency on
+ * its count. */
 int wl_ik_walk(decoder *d)
 {
     slice_bits_init(&d->bits);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # GPU suite: a torch.distributed job under `warplens run -- torchrun` (NCCL on a machine with
 # several GPUs, gloo on one): one session per rank through -o '%r', `warplens ranks` naming the
-# planted slow rank (with NCCL; over gloo it must say that no collective kernels were recorded), and a two-host merge made from two rank sessions (one given another host
-# name and a known clock offset) whose estimated offset must be within 5 us.
+# planted slow rank (with NCCL; over gloo it must say that no collective kernels were recorded),
+# and a two-host merge made from two rank sessions (one given another host name and a known clock
+# offset) whose estimated offset must be within 5 us.
 # Each rank's session holds exactly the kernels a minimal CUPTI consumer (bench/floor_injection.c)
 # counted for that rank when the same job ran under it, and lost none.
 # Usage: tests/gpu/test_multirank.sh OUTDIR BUILD   (warplens on PATH, torch installed; BUILD: the
