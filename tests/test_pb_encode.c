@@ -199,9 +199,9 @@ static void test_plain_events_match(void)
     }
 }
 
-static int pipe_out(void *ctx, wl_pb_buf *out)
+static int pipe_out(void *ctx, wl_pb_buf *out, int last)
 {
-    return out ? wl_out_pipe_push(ctx, out) : wl_out_pipe_close(ctx);
+    return last ? wl_out_pipe_close(ctx, out) : wl_out_pipe_push_some(ctx, out);
 }
 
 /* Several MiB of events written synchronously or through the background writer (async); the

@@ -169,7 +169,7 @@ static int chrome_json_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_
         snprintf(err, err_size, "out of memory");
         return -1;
     }
-    wl_json_init(&k->j, fp);
+    wl_json_init_piped(&k->j, fp);
     wl_session_span span;
     wl_session_get_bounds(s, &span);
     k->origin = span.origin_ns;

@@ -440,7 +440,7 @@ int wl_jfr_chunk_commit(wl_jfr_chunk *c, uint64_t start_ns, uint64_t end_ns)
 int wl_jfr_chunk_close(wl_jfr_chunk *c, uint64_t *bytes, uint64_t *chunks)
 {
     int rc = c->failed ? -1 : write_chunk(c, 1);
-    if (c->pipe && wl_out_pipe_close(c->pipe))
+    if (c->pipe && wl_out_pipe_close(c->pipe, NULL))
         rc = -1;
     if (bytes)
         *bytes = c->bytes;

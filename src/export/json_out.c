@@ -1,5 +1,6 @@
 /* Buffered JSON writer (see json_out.h). */
 #include "export/json_out.h"
+#include "export/out_pipe.h"
 #include "export/utf8.h"
 
 #include <math.h>
@@ -8,13 +9,44 @@
 void wl_json_init(wl_json_out *j, FILE *fp)
 {
     j->fp = fp;
+    j->buf = j->own;
+    j->cap = sizeof j->own;
     j->n = 0;
     j->bytes = 0;
     j->failed = 0;
+    j->pipe = NULL;
+    wl_pb_init(&j->pb);
 }
 
+void wl_json_init_piped(wl_json_out *j, FILE *fp)
+{
+    wl_json_init(j, fp);
+    if (!(j->pipe = wl_out_pipe_open(fp)))
+        return;
+    if (wl_out_pipe_take(j->pipe, &j->pb)) {
+        wl_out_pipe_close(j->pipe, NULL);
+        j->pipe = NULL;
+        return;
+    }
+    j->buf = (char *)j->pb.data;
+    j->cap = j->pb.cap;
+}
+
+/* Makes room: the buffer goes to the file, or to the background writer, which may hand back its
+ * last few bytes at the start of the next buffer (wl_out_pipe_push_some). */
 static void drain(wl_json_out *j)
 {
+    if (j->pipe) {
+        j->pb.len = j->n;
+        if (j->failed || wl_out_pipe_push_some(j->pipe, &j->pb))
+            j->failed = 1, j->pb.len = 0;
+        j->buf = (char *)j->pb.data;
+        j->cap = j->pb.cap;
+        j->n = j->pb.len;
+        if (!j->buf) /* cannot happen: the pipe hands out its own buffers */
+            j->buf = j->own, j->cap = sizeof j->own, j->failed = 1;
+        return;
+    }
     if (j->n && !j->failed && fwrite(j->buf, 1, j->n, j->fp) != j->n)
         j->failed = 1;
     j->n = 0;
@@ -22,6 +54,16 @@ static void drain(wl_json_out *j)
 
 int wl_json_flush(wl_json_out *j)
 {
+    if (j->pipe) {
+        j->pb.len = j->buf == (char *)j->pb.data ? j->n : 0;
+        if (wl_out_pipe_close(j->pipe, &j->pb))
+            j->failed = 1;
+        j->pipe = NULL;
+        wl_pb_free(&j->pb);
+        j->buf = j->own;
+        j->cap = sizeof j->own;
+        j->n = 0;
+    }
     drain(j);
     if (!j->failed && fflush(j->fp) != 0)
         j->failed = 1;
@@ -31,21 +73,25 @@ int wl_json_flush(wl_json_out *j)
 void wl_json_raw_slow(wl_json_out *j, const char *s, size_t n)
 {
     j->bytes += n;
-    if (n > sizeof j->buf - j->n) {
-        drain(j);
-        if (n > sizeof j->buf) {
-            if (!j->failed && fwrite(s, 1, n, j->fp) != n)
+    while (n) {
+        if (j->n == j->cap) {
+            drain(j);
+            if (j->n == j->cap) { /* no room made */
                 j->failed = 1;
-            return;
+                return;
+            }
         }
+        size_t c = j->cap - j->n < n ? j->cap - j->n : n;
+        memcpy(j->buf + j->n, s, c);
+        j->n += c;
+        s += c;
+        n -= c;
     }
-    memcpy(j->buf + j->n, s, n);
-    j->n += n;
 }
 
 static inline void put(wl_json_out *j, char c)
 {
-    if (j->n == sizeof j->buf)
+    if (j->n == j->cap)
         drain(j);
     j->buf[j->n++] = c;
     j->bytes++;

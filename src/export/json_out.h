@@ -9,23 +9,32 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "export/pb_encode.h"
+
+struct wl_out_pipe;
 typedef struct wl_json_out {
     FILE *fp;
-    char buf[1 << 16];
-    size_t n;
+    char *buf;        /* own, or the background writer's buffer */
+    size_t n, cap;
     uint64_t bytes;   /* written so far, including the buffer */
     int failed;
+    struct wl_out_pipe *pipe; /* wl_json_init_piped: full buffers go to a writer thread */
+    wl_pb_buf pb;             /* the buffer being filled, as the pipe knows it */
+    char own[1 << 16];
 } wl_json_out;
 
 void wl_json_init(wl_json_out *j, FILE *fp);
-/* Flushes; returns 0 if every write succeeded. */
+/* The same, written by a background writer (out_pipe.h: around the page cache where it can), for
+ * outputs of many MiB; falls back to wl_json_init's way when it cannot start one. */
+void wl_json_init_piped(wl_json_out *j, FILE *fp);
+/* Flushes (and stops the background writer); returns 0 if every write succeeded. */
 int wl_json_flush(wl_json_out *j);
 
 void wl_json_raw_slow(wl_json_out *j, const char *s, size_t n);
 /* n bytes as they are; inline so that a literal's length is known where it is written */
 static inline void wl_json_raw(wl_json_out *j, const char *s, size_t n)
 {
-    if (n <= sizeof j->buf - j->n) {
+    if (n <= j->cap - j->n) {
         memcpy(j->buf + j->n, s, n);
         j->n += n;
         j->bytes += n;

@@ -13,10 +13,11 @@
 
 #define STREAMS_GROUP_BIT (UINT64_C(1) << 62) /* uuid of a GPU's "Streams" ordering track */
 
-/* The writer's output to the background writer; NULL: drain it and stop it (wl_pf_finish). */
-static int pipe_out(void *ctx, wl_pb_buf *out)
+/* The writer's output to the background writer; last: the rest, then drain it and stop it
+ * (wl_pf_finish). */
+static int pipe_out(void *ctx, wl_pb_buf *out, int last)
 {
-    return out ? wl_out_pipe_push(ctx, out) : wl_out_pipe_close(ctx);
+    return last ? wl_out_pipe_close(ctx, out) : wl_out_pipe_push_some(ctx, out);
 }
 
 typedef struct pf_sink {
@@ -113,8 +114,8 @@ static int perfetto_pass(wl_session *s, FILE *fp, const wl_tl_options *o, wl_exp
     }
     p.w.static_names = 1; /* the model's categories and annotation names are string constants */
     wl_out_pipe *pipe = wl_out_pipe_open(fp); /* NULL: the writer writes fp itself */
-    if (pipe && wl_pf_set_output(&p.w, pipe_out, pipe)) {
-        wl_out_pipe_close(pipe);
+    if (pipe && (wl_out_pipe_take(pipe, &p.w.out) || wl_pf_set_output(&p.w, pipe_out, pipe))) {
+        wl_out_pipe_close(pipe, &p.w.out);
         pipe = NULL;
     }
     /* clock 64 reads 0 when REALTIME reads the origin; REALTIME is the trace clock. BOOTTIME is

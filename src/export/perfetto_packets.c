@@ -74,10 +74,12 @@ static uint8_t *room(wl_pf_writer *w, wl_pb_buf *b, size_t n)
 
 static int flush_out(wl_pf_writer *w)
 {
-    if (w->out_fn) {
-        if (w->out.len && w->out_fn(w->out_ctx, &w->out))
+    if (w->out_fn) { /* out_fn may leave a few bytes in out (wl_pf_out_fn) */
+        if (w->out.len && w->out_fn(w->out_ctx, &w->out, 0))
             w->failed = 1;
-    } else if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
+        return w->failed ? -1 : 0;
+    }
+    if (w->out.len && fwrite(w->out.data, 1, w->out.len, w->fp) != w->out.len)
         w->failed = 1;
     w->out.len = 0;
     return w->failed ? -1 : 0;
@@ -85,9 +87,9 @@ static int flush_out(wl_pf_writer *w)
 
 int wl_pf_set_output(wl_pf_writer *w, wl_pf_out_fn fn, void *ctx)
 {
-    if (!w->fp || w->failed || (w->out.len && flush_out(w))) /* what is buffered goes first */
+    if (!w->fp || w->failed)
         return -1;
-    w->out_fn = fn;
+    w->out_fn = fn; /* what is buffered goes to fn with the rest */
     w->out_ctx = ctx;
     return 0;
 }
@@ -248,10 +250,11 @@ static int packet_end(wl_pf_writer *w)
 
 int wl_pf_finish(wl_pf_writer *w)
 {
-    if (w->fp && !w->failed)
+    if (w->out_fn) { /* all of it is written before fp is flushed, even after a failure */
+        if (w->out_fn(w->out_ctx, &w->out, 1))
+            w->failed = 1;
+    } else if (w->fp && !w->failed)
         flush_out(w);
-    if (w->out_fn && w->out_fn(w->out_ctx, NULL)) /* all handed over is written before fp is flushed */
-        w->failed = 1;
     w->out_fn = NULL;
     int rc = w->failed || (w->fp && (fflush(w->fp) != 0 || ferror(w->fp))) ? -1 : 0;
     intern_free(&w->names);

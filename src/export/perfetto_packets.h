@@ -63,7 +63,7 @@ typedef struct wl_pf_writer {
     wl_pf_static_slot static_cats[WL_PF_STATIC_SLOTS], static_anns[WL_PF_STATIC_SLOTS];
     wl_pf_key_slot name_keys[WL_PF_KEY_SLOTS];
     uint64_t packets;
-    int (*out_fn)(void *ctx, wl_pb_buf *out); /* wl_pf_set_output, else fwrite to fp */
+    int (*out_fn)(void *ctx, wl_pb_buf *out, int last); /* wl_pf_set_output, else fwrite to fp */
     void *out_ctx;
 } wl_pf_writer;
 
@@ -72,12 +72,13 @@ typedef struct wl_pf_writer {
 int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_id);
 /* Returns 0 when every packet was written, -1 otherwise. Frees the writer either way. */
 int wl_pf_finish(wl_pf_writer *w);
-/* From now on full output buffers (about a MiB) go to fn instead of fwrite: fn(ctx, out) takes
- * out's bytes and leaves out empty (it may swap in another buffer); fn(ctx, NULL), called by
- * wl_pf_finish before it flushes fp, waits until everything handed over is written. fn returns
- * -1 on failure. For a background writer (out_pipe.h), so encoding overlaps the output's copy
- * into the page cache. */
-typedef int (*wl_pf_out_fn)(void *ctx, wl_pb_buf *out);
+/* From now on what is buffered and then full output buffers (about a MiB) go to fn instead of
+ * fwrite: fn(ctx, out, 0) takes a leading part of out's bytes, leaving the rest at the start of
+ * out (it may swap in another buffer; wl_out_pipe_push_some); fn(ctx, out, 1), called by
+ * wl_pf_finish before it flushes fp, takes all of out and returns when everything handed over is
+ * written. fn returns -1 on failure. For a background writer (out_pipe.h), so encoding overlaps
+ * the output's way to the file. */
+typedef int (*wl_pf_out_fn)(void *ctx, wl_pb_buf *out, int last);
 int wl_pf_set_output(wl_pf_writer *w, wl_pf_out_fn fn, void *ctx);
 
 typedef struct wl_pf_track {
