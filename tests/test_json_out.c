@@ -136,15 +136,31 @@ static void test_doubles(void)
     static const double edges[] = {0.0, -0.0, 1.0, -1.0, 25.0, 0.5, 0.0118371, 999999.0, -999999.0,
                                    1e6, -1e6, 999999.5, 123456.7, 1e-7, 3.0e15, 9007199254740993.0,
                                    1e300, -1e-300, 5e-324};
-    for (size_t k = 0; k < sizeof edges / sizeof edges[0] + 200000; k++) {
+    static const double p10[] = {1e-5, 1e-4, 1e-3, 1e-2, 0.1, 1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7};
+    for (size_t k = 0; k < sizeof edges / sizeof edges[0] + 600000; k++) {
         double v;
         if (k < sizeof edges / sizeof edges[0])
             v = edges[k];
-        else if (k % 3 == 0) /* whole numbers around the fast path's bounds */
+        else if (k % 6 == 0) /* whole numbers around the fast path's bounds */
             v = (double)((int64_t)(next() % 4000000) - 2000000);
-        else if (k % 3 == 1)
+        else if (k % 6 == 1)
             v = ((double)(next() % 2000000) - 1e6) / (double)(1 + next() % 1000);
-        else {
+        else if (k % 6 == 2) /* fractions over the fixed-notation range, log-uniform */
+            v = (next() % 2 ? -1 : 1) * pow(10.0, -5.0 + 12.0 * (double)(next() >> 11) / 9007199254740992.0);
+        else if (k % 6 == 3) { /* six digits and a half, and their neighbours: the rounding decisions */
+            double t = ((double)(100000 + next() % 900000) + 0.5) * pow(10.0, (double)((int)(next() % 11) - 10));
+            int s = (int)(next() % 5) - 2;
+            for (; s < 0; s++)
+                t = nextafter(t, 0);
+            for (; s > 0; s--)
+                t = nextafter(t, INFINITY);
+            v = t;
+        } else if (k % 6 == 4) { /* next to a power of ten, and 999999.5 of it */
+            double t = p10[next() % (sizeof p10 / sizeof p10[0])] * (next() % 2 ? 1.0 : 0.9999995);
+            for (int s = (int)(next() % 9) - 4; s; s += s < 0 ? 1 : -1)
+                t = nextafter(t, s < 0 ? 0 : INFINITY);
+            v = t;
+        } else {
             uint64_t bits = next();
             memcpy(&v, &bits, sizeof v);
         }

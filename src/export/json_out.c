@@ -192,6 +192,52 @@ void wl_json_i64(wl_json_out *j, int64_t v)
     }
 }
 
+/* What printf("%.6g") writes for 1e-4 <= |v| < 1e6 (fixed notation: six significant digits, trailing
+ * zeros dropped), without printf: |v| scaled by an exact power of ten to [1e5, 1e6) is off the
+ * exact product by at most 2^-53 of it (1.2e-10), so rounding it to a whole number decides as
+ * printf's exact rounding does unless its fraction is within 1e-9 of one half. That case, values
+ * next to a power of ten and everything outside the range return 0: printf writes them. */
+static int g6(char *b, double v)
+{
+    static const double p10[11] = {1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6};
+    static const double scale[10] = {1e9, 1e8, 1e7, 1e6, 1e5, 1e4, 1e3, 1e2, 1e1, 1e0};
+    double a = v < 0 ? -v : v;
+    if (!(a >= 1e-4 && a < 1e6))
+        return 0;
+    int e = -4; /* the largest e in [-4, 5] with a >= 10^e */
+    while (e < 5 && a >= p10[e + 5])
+        e++;
+    double m = a * scale[e + 4], whole = floor(m), frac = m - whole;
+    if (!(m >= 100000.0 && m < 999999.5) || (frac > 0.5 - 1e-9 && frac < 0.5 + 1e-9))
+        return 0;
+    unsigned r = (unsigned)whole + (frac > 0.5);
+    char d[6];
+    for (int i = 5; i >= 0; i--, r /= 10)
+        d[i] = (char)('0' + r % 10);
+    char *p = b;
+    if (v < 0)
+        *p++ = '-';
+    int used = 0; /* digits before the point */
+    if (e >= 0) {
+        memcpy(p, d, (size_t)e + 1);
+        p += e + 1;
+        used = e + 1;
+    } else {
+        *p++ = '0';
+    }
+    int last = 5; /* the fraction ends at the last non-zero digit */
+    while (last >= used && d[last] == '0')
+        last--;
+    if (last >= used) {
+        *p++ = '.';
+        for (int z = 0; z < -e - 1; z++)
+            *p++ = '0';
+        memcpy(p, d + used, (size_t)(last - used + 1));
+        p += last - used + 1;
+    }
+    return (int)(p - b);
+}
+
 void wl_json_double(wl_json_out *j, double v)
 {
     if (!isfinite(v)) {
@@ -204,7 +250,9 @@ void wl_json_double(wl_json_out *j, double v)
         return;
     }
     char b[40];
-    int n = snprintf(b, sizeof b, "%.6g", v);
+    int n = g6(b, v);
+    if (!n)
+        n = snprintf(b, sizeof b, "%.6g", v);
     wl_json_raw(j, b, (size_t)n);
 }
 
