@@ -177,6 +177,13 @@ int wl_cur_cache_open(wl_cur_name_cache *c, sqlite3 *db, const char *sql)
     return sqlite3_prepare_v2(db, sql, -1, &c->lookup, NULL) == SQLITE_OK ? 0 : -1;
 }
 
+int wl_cur_cache_open_runs(wl_cur_name_cache *c, sqlite3 *db, const char *sql, const char *run_sql)
+{
+    if (wl_cur_cache_open(c, db, sql))
+        return -1;
+    return sqlite3_prepare_v2(db, run_sql, -1, &c->run, NULL) == SQLITE_OK ? 0 : -1;
+}
+
 void wl_cur_cache_close(wl_cur_name_cache *c)
 {
     for (int i = 0; i < CACHE_SLOTS; i++) {
@@ -184,6 +191,7 @@ void wl_cur_cache_close(wl_cur_name_cache *c)
         free(c->slot[i].s2);
     }
     sqlite3_finalize(c->lookup);
+    sqlite3_finalize(c->run);
     memset(c, 0, sizeof *c);
 }
 
@@ -200,31 +208,57 @@ static char *dup_col(sqlite3_stmt *st, int col)
     return d;
 }
 
-/* Returns the cached slot for (a, b), looking it up on a miss; NULL on failure. */
-const wl_cur_name_slot *wl_cur_cache_get(wl_cur_name_cache *c, int64_t a, int64_t b)
+/* Consecutive b of one a take consecutive slots, so a run of them (wl_cur_cache_open_runs) is
+ * cached without pushing out its own members. */
+static wl_cur_name_slot *slot_of(wl_cur_name_cache *c, int64_t a, int64_t b)
 {
-    uint64_t h = ((uint64_t)a * 0x9e3779b97f4a7c15u) ^ ((uint64_t)b * 0xc2b2ae3d27d4eb4fu);
-    wl_cur_name_slot *sl = &c->slot[(h >> 40) & (CACHE_SLOTS - 1)];
-    if (sl->used && sl->a == a && sl->b == b)
-        return sl;
+    uint64_t h = (((uint64_t)a * 0x9e3779b97f4a7c15u) >> 40) + (uint64_t)b;
+    return &c->slot[h & (CACHE_SLOTS - 1)];
+}
+
+/* Fills sl for (a, b) from the statement's columns from col on (none: empty strings). */
+static int fill_slot(wl_cur_name_slot *sl, sqlite3_stmt *st, int col, int64_t a, int64_t b)
+{
     free(sl->s1);
     free(sl->s2);
     memset(sl, 0, sizeof *sl);
+    int two = sqlite3_column_count(st) > col + 1;
+    int row = sqlite3_stmt_busy(st) && sqlite3_data_count(st) > 0;
+    sl->s1 = row ? dup_col(st, col) : calloc(1, 1);
+    sl->s2 = !two ? NULL : row ? dup_col(st, col + 1) : calloc(1, 1);
+    if (!sl->s1 || (two && !sl->s2))
+        return -1;
+    sl->used = 1, sl->a = a, sl->b = b;
+    return 0;
+}
+
+/* Returns the cached slot for (a, b), looking it up on a miss; NULL on failure. */
+const wl_cur_name_slot *wl_cur_cache_get(wl_cur_name_cache *c, int64_t a, int64_t b)
+{
+    wl_cur_name_slot *sl = slot_of(c, a, b);
+    if (sl->used && sl->a == a && sl->b == b)
+        return sl;
+    if (c->run) { /* the row for b and those after it, in one statement */
+        sqlite3_bind_int64(c->run, 1, a);
+        sqlite3_bind_int64(c->run, 2, b);
+        int r, failed = 0, found = 0;
+        while ((r = sqlite3_step(c->run)) == SQLITE_ROW && !failed) {
+            int64_t k = sqlite3_column_int64(c->run, 0);
+            found |= k == b;
+            failed = fill_slot(slot_of(c, a, k), c->run, 1, a, k);
+        }
+        sqlite3_reset(c->run);
+        if (failed || (r != SQLITE_DONE && r != SQLITE_ROW))
+            return NULL;
+        if (found && sl->used && sl->a == a && sl->b == b)
+            return sl;
+    }
     sqlite3_bind_int64(c->lookup, 1, a);
     sqlite3_bind_int64(c->lookup, 2, b);
-    int ncols = sqlite3_column_count(c->lookup);
-    if (sqlite3_step(c->lookup) == SQLITE_ROW) {
-        sl->s1 = dup_col(c->lookup, 0);
-        sl->s2 = ncols > 1 ? dup_col(c->lookup, 1) : NULL;
-    } else {
-        sl->s1 = calloc(1, 1);
-        sl->s2 = ncols > 1 ? calloc(1, 1) : NULL;
-    }
+    sqlite3_step(c->lookup);
+    int rc = fill_slot(sl, c->lookup, 0, a, b);
     sqlite3_reset(c->lookup);
-    if (!sl->s1 || (ncols > 1 && !sl->s2))
-        return NULL;
-    sl->used = 1, sl->a = a, sl->b = b;
-    return sl;
+    return rc ? NULL : sl;
 }
 
 void wl_cur_copy_str(char *out, size_t n, const char *s)

@@ -70,6 +70,8 @@ static const char *const KERNEL_FOLD_SQLS[2] = {KERNEL_FOLD_SQL(NO_IDENT), KERNE
 #define KERNEL_WINDOW 4096
 /* A scope's name and the application thread id attached to it (session_identity.h). */
 #define SCOPE_THREAD_SQL "SELECT name, app_thread_id FROM scope WHERE pid = ?1 AND scope_id = ?2"
+#define SCOPE_THREAD_RUN_SQL                                                                            \
+    "SELECT scope_id, name, app_thread_id FROM scope WHERE pid = ?1 AND scope_id >= ?2 ORDER BY scope_id LIMIT 64"
 
 /* A kernel row's cells: the integers by column, the tier apart. */
 typedef struct kernel_row {
@@ -158,7 +160,8 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, 
     }
     c->ident = wl_sql_has_table(c->db, "op") && wl_sql_has_column(c->db, "kernel", "op_id") &&
                wl_sql_has_column(c->db, "scope", "app_thread_id");
-    int rc = wl_cur_cache_open(&c->scopes, c->db, c->ident ? SCOPE_THREAD_SQL : SCOPE_NAME_SQL) ||
+    int rc = (c->ident ? wl_cur_cache_open_runs(&c->scopes, c->db, SCOPE_THREAD_SQL, SCOPE_THREAD_RUN_SQL)
+                       : wl_cur_cache_open_runs(&c->scopes, c->db, SCOPE_NAME_SQL, SCOPE_RUN_SQL)) ||
              wl_cur_cache_open(&c->kernels, c->db,
                         "SELECT CASE WHEN demangled <> '' THEN demangled ELSE mangled END, short_name FROM kernel_name"
                         " WHERE id = ?1 AND ?2 = 0") ||

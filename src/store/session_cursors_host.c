@@ -137,7 +137,7 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
         c->flow_col = sqlite3_step(probe) == SQLITE_ROW;
         sqlite3_finalize(probe);
     }
-    int cap = 16, rc = wl_cur_cache_open(&c->scopes, c->db, SCOPE_NAME_SQL);
+    int cap = 16, rc = wl_cur_cache_open_runs(&c->scopes, c->db, SCOPE_NAME_SQL, SCOPE_RUN_SQL);
     if (rc == 0 && !(c->src = calloc((size_t)cap, sizeof *c->src)))
         rc = -1;
     if (rc == 0)
