@@ -11,6 +11,7 @@
 #include "export/json_out.h"
 #include "export/out_pipe.h"
 #include "test.h"
+#include "test_files.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
 static uint64_t next_rand(void)
@@ -69,28 +70,19 @@ static int feed(FILE *fp, int cached, int way, size_t n, int *direct)
     return rc;
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *b = malloc(len > 0 ? (size_t)len : 1);
-    *n = b && len > 0 ? fread(b, 1, (size_t)len, f) : 0;
-    fclose(f);
-    return b;
-}
-
-static void temp_path(char *path, size_t size)
+/* A new empty file in $TMPDIR (or /tmp) opened for writing; NULL (a failed check) when it cannot be. */
+static FILE *temp_file(char *path, size_t size)
 {
     const char *dir = getenv("TMPDIR");
     snprintf(path, size, "%s/wl_out_pipe_XXXXXX", dir && *dir ? dir : "/tmp");
     int fd = mkstemp(path);
     CHECK(fd >= 0);
-    if (fd >= 0)
-        close(fd);
+    if (fd < 0)
+        return NULL;
+    close(fd);
+    FILE *fp = fopen(path, "wb");
+    CHECK(fp != NULL);
+    return fp;
 }
 
 /* A file with a header of head bytes written through the FILE, then the pipe's bytes, then a
@@ -98,9 +90,7 @@ static void temp_path(char *path, size_t size)
 static void file_case(int cached, int way, size_t head, size_t n)
 {
     char path[4096];
-    temp_path(path, sizeof path);
-    FILE *fp = fopen(path, "wb");
-    CHECK(fp != NULL);
+    FILE *fp = temp_file(path, sizeof path);
     if (!fp)
         return;
     static const char trailer[] = "-- the end --";
@@ -202,9 +192,7 @@ static void test_json_piped(void)
     uint64_t ref_bytes = j.bytes;
     fclose(ref);
     char path[4096];
-    temp_path(path, sizeof path);
-    FILE *fp = fopen(path, "wb");
-    CHECK(fp != NULL);
+    FILE *fp = temp_file(path, sizeof path);
     if (!fp)
         return;
     wl_json_init_piped(&j, fp);
