@@ -3,6 +3,8 @@
  * (around the page cache, through it, or through a FILE without a descriptor), whatever the
  * buffers' lengths and alignment, with the FILE's position at the end afterwards; a failing file
  * must fail the close. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +41,7 @@ static void append(wl_pb_buf *b, const uint8_t *s, size_t n)
 }
 
 enum { WAY_SOME, WAY_ALL, WAY_MIXED };
+static int last_direct; /* the pipe still wrote directly when the last bytes were handed over */
 
 /* Hands data[0, n) to a pipe on fp in pieces of random length; returns the close's result. */
 static int feed(FILE *fp, int cached, int way, size_t n, int *direct)
@@ -63,6 +66,7 @@ static int feed(FILE *fp, int cached, int way, size_t n, int *direct)
         if (b.len >= (1u << 20) || next_rand() % 8 == 0)
             rc = some ? wl_out_pipe_push_some(p, &b) : wl_out_pipe_push(p, &b);
     }
+    last_direct = wl_out_pipe_direct(p);
     if (wl_out_pipe_close(p, &b))
         rc = -1;
     CHECK_EQ_INT(b.len, 0);
@@ -111,7 +115,7 @@ static void file_case(int cached, int way, size_t head, size_t n)
     CHECK(f && got == head + n + sizeof trailer && !memcmp(f, hb, head) && !memcmp(f + head, data, n) &&
           !memcmp(f + head + n, trailer, sizeof trailer));
     printf("  %s, way %d, header %zu, %zu bytes: %s\n", cached ? "cached" : "default", way, head, n,
-           direct ? "direct" : "through the page cache");
+           !direct ? "through the page cache" : last_direct ? "direct" : "direct, then through the page cache");
     free(f);
     free(hb);
     unlink(path);
@@ -144,6 +148,36 @@ static void test_bytes(void)
         file_case(0, way, 0, 0);
         memstream_case(way, DATA_BYTES - 77);
     }
+}
+
+/* File systems as the pipe may meet them: one that refuses direct writes (at once, or after a few),
+ * and one whose writes come back short. */
+static int refuse_after = -1;
+static ssize_t refusing_write(int fd, const void *b, size_t n)
+{
+    int flags = fcntl(fd, F_GETFL);
+    if (flags >= 0 && (flags & O_DIRECT) && refuse_after-- <= 0) {
+        errno = EINVAL;
+        return -1;
+    }
+    return write(fd, b, n);
+}
+
+static ssize_t short_write(int fd, const void *b, size_t n) { return write(fd, b, n > 5000 ? 5000 : n); }
+
+static void test_other_file_systems(void)
+{
+    refuse_after = 0;
+    wl_out_pipe_set_write(refusing_write);
+    file_case(0, WAY_SOME, 0, DATA_BYTES);
+    CHECK_EQ_INT(last_direct, 0);
+    refuse_after = 3;
+    file_case(0, WAY_MIXED, 0, DATA_BYTES - 3);
+    CHECK_EQ_INT(last_direct, 0);
+    wl_out_pipe_set_write(short_write);
+    file_case(0, WAY_SOME, 0, 3u << 20);
+    file_case(0, WAY_ALL, 4096, (3u << 20) + 7);
+    wl_out_pipe_set_write(NULL);
 }
 
 static void test_failing_file(void)
@@ -218,6 +252,7 @@ int main(void)
         memcpy(data + i, &v, 8);
     }
     test_bytes();
+    test_other_file_systems();
     test_failing_file();
     test_json_piped();
     free(data);

@@ -36,6 +36,10 @@ struct wl_out_pipe {
     int failed, closing;
 };
 
+static ssize_t (*pipe_write)(int, const void *, size_t) = write;
+
+void wl_out_pipe_set_write(ssize_t (*fn)(int fd, const void *buf, size_t n)) { pipe_write = fn ? fn : write; }
+
 static int aligned(const void *d) { return ((uintptr_t)d & (OUT_PIPE_BLOCK - 1)) == 0; }
 
 static int set_direct(wl_out_pipe *p, int on)
@@ -64,7 +68,7 @@ static int write_fd(wl_out_pipe *p, const uint8_t *d, size_t n)
     while (n) {
         if (p->direct && (n & (OUT_PIPE_BLOCK - 1)))
             direct_off(p);
-        ssize_t w = write(p->fd, d, n);
+        ssize_t w = pipe_write(p->fd, d, n);
         if (w > 0) {
             d += w;
             n -= (size_t)w;

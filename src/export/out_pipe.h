@@ -44,4 +44,9 @@ int wl_out_pipe_take(wl_out_pipe *p, wl_pb_buf *b);
  * write failed. */
 int wl_out_pipe_close(wl_out_pipe *p, wl_pb_buf *rest);
 
+/* Tests: the write(2) every pipe uses from now on (NULL: the real one), so a test can act as a file
+ * system that refuses direct writes or writes short. */
+#include <sys/types.h>
+void wl_out_pipe_set_write(ssize_t (*fn)(int fd, const void *buf, size_t n));
+
 #endif
