@@ -12,6 +12,9 @@
 #include "export/utf8.h"
 #include "test.h"
 
+static uint64_t rng = 0x9e3779b97f4a7c15u;
+static uint64_t rnd(void) { return test_rand(&rng); }
+
 /* Writes through the writer into memory and returns the text (static buffer, NUL-terminated). */
 typedef void (*emit_fn)(wl_json_out *j, const void *arg);
 
@@ -99,15 +102,6 @@ static size_t ref_str(const char *s, char *out)
     return n;
 }
 
-static uint64_t rng = 0x9e3779b97f4a7c15u;
-static uint64_t next(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
-
 static void test_integers(void)
 {
     char want[32];
@@ -115,7 +109,7 @@ static void test_integers(void)
     static const uint64_t edges[] = {0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345, 99999,
                                      100000, 4294967295u, 4294967296u, UINT64_MAX - 1, UINT64_MAX};
     for (size_t k = 0; k < sizeof edges / sizeof edges[0] + 200000; k++) {
-        uint64_t v = k < sizeof edges / sizeof edges[0] ? edges[k] : next() >> (next() % 64);
+        uint64_t v = k < sizeof edges / sizeof edges[0] ? edges[k] : rnd() >> (rnd() % 64);
         snprintf(want, sizeof want, "%llu", (unsigned long long)v);
         bad += strcmp(emit(emit_u64, &v, NULL), want) != 0;
         int64_t sv = (int64_t)v;
@@ -142,26 +136,26 @@ static void test_doubles(void)
         if (k < sizeof edges / sizeof edges[0])
             v = edges[k];
         else if (k % 6 == 0) /* whole numbers around the fast path's bounds */
-            v = (double)((int64_t)(next() % 4000000) - 2000000);
+            v = (double)((int64_t)(rnd() % 4000000) - 2000000);
         else if (k % 6 == 1)
-            v = ((double)(next() % 2000000) - 1e6) / (double)(1 + next() % 1000);
+            v = ((double)(rnd() % 2000000) - 1e6) / (double)(1 + rnd() % 1000);
         else if (k % 6 == 2) /* fractions over the fixed-notation range, log-uniform */
-            v = (next() % 2 ? -1 : 1) * pow(10.0, -5.0 + 12.0 * (double)(next() >> 11) / 9007199254740992.0);
+            v = (rnd() % 2 ? -1 : 1) * pow(10.0, -5.0 + 12.0 * (double)(rnd() >> 11) / 9007199254740992.0);
         else if (k % 6 == 3) { /* six digits and a half, and their neighbours: the rounding decisions */
-            double t = ((double)(100000 + next() % 900000) + 0.5) * pow(10.0, (double)((int)(next() % 11) - 10));
-            int s = (int)(next() % 5) - 2;
+            double t = ((double)(100000 + rnd() % 900000) + 0.5) * pow(10.0, (double)((int)(rnd() % 11) - 10));
+            int s = (int)(rnd() % 5) - 2;
             for (; s < 0; s++)
                 t = nextafter(t, 0);
             for (; s > 0; s--)
                 t = nextafter(t, INFINITY);
             v = t;
         } else if (k % 6 == 4) { /* next to a power of ten, and 999999.5 of it */
-            double t = p10[next() % (sizeof p10 / sizeof p10[0])] * (next() % 2 ? 1.0 : 0.9999995);
-            for (int s = (int)(next() % 9) - 4; s; s += s < 0 ? 1 : -1)
+            double t = p10[rnd() % (sizeof p10 / sizeof p10[0])] * (rnd() % 2 ? 1.0 : 0.9999995);
+            for (int s = (int)(rnd() % 9) - 4; s; s += s < 0 ? 1 : -1)
                 t = nextafter(t, s < 0 ? 0 : INFINITY);
             v = t;
         } else {
-            uint64_t bits = next();
+            uint64_t bits = rnd();
             memcpy(&v, &bits, sizeof v);
         }
         if (!isfinite(v))
@@ -196,9 +190,9 @@ static void test_strings(void)
                                           0xc3, 0xa9, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x80, 0xff};
     char s[10241];
     for (int k = 0; k < 3000; k++) {
-        size_t n = next() % (k % 10 == 0 ? 10240 : 64);
+        size_t n = rnd() % (k % 10 == 0 ? 10240 : 64);
         for (size_t i = 0; i < n; i++)
-            s[i] = (char)(next() % 4 ? 'a' + next() % 26 : alpha[next() % sizeof alpha]);
+            s[i] = (char)(rnd() % 4 ? 'a' + rnd() % 26 : alpha[rnd() % sizeof alpha]);
         s[n] = 0;
         ref_str(s, want);
         bad += strcmp(emit(emit_str, s, NULL), want) != 0;

@@ -16,13 +16,7 @@
 #include "test_files.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15u;
-static uint64_t next_rand(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return test_rand(&rng); }
 
 #define DATA_BYTES (13u << 20)
 static uint8_t *data;
@@ -57,13 +51,13 @@ static int feed(FILE *fp, int cached, int way, size_t n, int *direct)
         CHECK_EQ_INT(wl_out_pipe_take(p, &b), 0);
     int rc = 0;
     for (size_t at = 0; at < n && rc == 0;) {
-        size_t k = 1 + next_rand() % (next_rand() % 4 ? 70000 : 3000000);
+        size_t k = 1 + rnd() % (rnd() % 4 ? 70000 : 3000000);
         if (k > n - at)
             k = n - at;
         append(&b, data + at, k);
         at += k;
-        int some = way == WAY_SOME || (way == WAY_MIXED && next_rand() % 2);
-        if (b.len >= (1u << 20) || next_rand() % 8 == 0)
+        int some = way == WAY_SOME || (way == WAY_MIXED && rnd() % 2);
+        if (b.len >= (1u << 20) || rnd() % 8 == 0)
             rc = some ? wl_out_pipe_push_some(p, &b) : wl_out_pipe_push(p, &b);
     }
     last_direct = wl_out_pipe_direct(p);
@@ -100,7 +94,7 @@ static void file_case(int cached, int way, size_t head, size_t n)
     static const char trailer[] = "-- the end --";
     uint8_t *hb = malloc(head + 1);
     for (size_t i = 0; i < head; i++)
-        hb[i] = (uint8_t)(next_rand() >> 56);
+        hb[i] = (uint8_t)(rnd() >> 56);
     CHECK_EQ_INT(fwrite(hb, 1, head, fp), head);
     int direct = 0;
     CHECK_EQ_INT(feed(fp, cached, way, n, &direct), 0);
@@ -248,7 +242,7 @@ int main(void)
 {
     data = malloc(DATA_BYTES);
     for (size_t i = 0; i < DATA_BYTES; i += 8) {
-        uint64_t v = next_rand();
+        uint64_t v = rnd();
         memcpy(data + i, &v, 8);
     }
     test_bytes();

@@ -40,11 +40,9 @@ static void drain(wl_json_out *j)
         j->pb.len = j->n;
         if (j->failed || wl_out_pipe_push_some(j->pipe, &j->pb))
             j->failed = 1, j->pb.len = 0;
-        j->buf = (char *)j->pb.data;
+        j->buf = (char *)j->pb.data; /* a push that failed leaves the buffer as it was */
         j->cap = j->pb.cap;
         j->n = j->pb.len;
-        if (!j->buf) /* cannot happen: the pipe hands out its own buffers */
-            j->buf = j->own, j->cap = sizeof j->own, j->failed = 1;
         return;
     }
     if (j->n && !j->failed && fwrite(j->buf, 1, j->n, j->fp) != j->n)
@@ -55,7 +53,7 @@ static void drain(wl_json_out *j)
 int wl_json_flush(wl_json_out *j)
 {
     if (j->pipe) {
-        j->pb.len = j->buf == (char *)j->pb.data ? j->n : 0;
+        j->pb.len = j->n;
         if (wl_out_pipe_close(j->pipe, &j->pb))
             j->failed = 1;
         j->pipe = NULL;

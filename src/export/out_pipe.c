@@ -96,16 +96,12 @@ static int out_bytes(wl_out_pipe *p, const uint8_t *d, size_t n)
     if (p->fd < 0)
         return n && fwrite(d, 1, n, p->fp) != n ? -1 : 0;
     while (n) {
-        /* whole blocks staged before aligned bytes go first, so those need no copy */
-        if (p->staged && !(p->staged & (OUT_PIPE_BLOCK - 1)) && aligned(d) && n >= OUT_PIPE_BLOCK) {
-            if (write_fd(p, p->stage, p->staged))
+        /* aligned bytes after whole staged blocks: those blocks, then these bytes without a copy */
+        if (!(p->staged & (OUT_PIPE_BLOCK - 1)) && aligned(d) && n >= OUT_PIPE_BLOCK) {
+            size_t k = n - (n & (OUT_PIPE_BLOCK - 1));
+            if ((p->staged && write_fd(p, p->stage, p->staged)) || write_fd(p, d, k))
                 return -1;
             p->staged = 0;
-        }
-        if (!p->staged && aligned(d) && n >= OUT_PIPE_BLOCK) {
-            size_t k = n - (n & (OUT_PIPE_BLOCK - 1));
-            if (write_fd(p, d, k))
-                return -1;
             d += k;
             n -= k;
             continue;

@@ -18,6 +18,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "export/pb_encode.h"
 
@@ -46,7 +47,6 @@ int wl_out_pipe_close(wl_out_pipe *p, wl_pb_buf *rest);
 
 /* Tests: the write(2) every pipe uses from now on (NULL: the real one), so a test can act as a file
  * system that refuses direct writes or writes short. */
-#include <sys/types.h>
 void wl_out_pipe_set_write(ssize_t (*fn)(int fd, const void *buf, size_t n));
 
 #endif

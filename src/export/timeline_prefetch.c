@@ -230,12 +230,15 @@ static long next_index(tl_reader *r, int *failed)
  * ~10 KiB, its lines on three pages). */
 #define PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
 
+/* The batch being read holds an item after the one just handed out. */
+static int more_in_batch(const tl_reader *r) { return r->pos < r->count[r->cur % NBATCH]; }
+
 const wl_host_item *tl_reader_next_host(tl_reader *r, int *failed)
 {
     long i = next_index(r, failed);
     if (i < 0)
         return NULL;
-    if (r->pos < r->count[r->cur % NBATCH]) {
+    if (more_in_batch(r)) {
         const wl_host_item *n = &r->hs[i + 1].it;
         PREFETCH(n);
         PREFETCH(n->name);
@@ -252,7 +255,7 @@ const wl_gpu_item *tl_reader_next_gpu(tl_reader *r, int *failed)
     long i = next_index(r, failed);
     if (i < 0)
         return NULL;
-    if (r->pos < r->count[r->cur % NBATCH]) {
+    if (more_in_batch(r)) {
         const wl_gpu_item *n = &r->gs[i + 1];
         PREFETCH(n);
         PREFETCH((const char *)n + 64);

@@ -242,7 +242,7 @@ const wl_cur_name_slot *wl_cur_cache_get(wl_cur_name_cache *c, int64_t a, int64_
         sqlite3_bind_int64(c->run, 1, a);
         sqlite3_bind_int64(c->run, 2, b);
         int r, failed = 0, found = 0;
-        while ((r = sqlite3_step(c->run)) == SQLITE_ROW && !failed) {
+        while (!failed && (r = sqlite3_step(c->run)) == SQLITE_ROW) {
             int64_t k = sqlite3_column_int64(c->run, 0);
             found |= k == b;
             failed = fill_slot(slot_of(c, a, k), c->run, 1, a, k);

@@ -160,8 +160,8 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, 
     }
     c->ident = wl_sql_has_table(c->db, "op") && wl_sql_has_column(c->db, "kernel", "op_id") &&
                wl_sql_has_column(c->db, "scope", "app_thread_id");
-    int rc = (c->ident ? wl_cur_cache_open_runs(&c->scopes, c->db, SCOPE_THREAD_SQL, SCOPE_THREAD_RUN_SQL)
-                       : wl_cur_cache_open_runs(&c->scopes, c->db, SCOPE_NAME_SQL, SCOPE_RUN_SQL)) ||
+    int rc = wl_cur_cache_open_runs(&c->scopes, c->db, c->ident ? SCOPE_THREAD_SQL : SCOPE_NAME_SQL,
+                                    c->ident ? SCOPE_THREAD_RUN_SQL : SCOPE_RUN_SQL) ||
              wl_cur_cache_open(&c->kernels, c->db,
                         "SELECT CASE WHEN demangled <> '' THEN demangled ELSE mangled END, short_name FROM kernel_name"
                         " WHERE id = ?1 AND ?2 = 0") ||
