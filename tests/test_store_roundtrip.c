@@ -419,6 +419,52 @@ static void test_sync_from_api(void)
     sqlite3_close(db);
 }
 
+/* API calls are written in runs of up to 256 calls of one thread (session_import_api.c): THREADS
+ * threads calling in turn, CALLS calls each, a name defined in the middle. Every call is written
+ * once, with the name it had when it came; each thread's calls keep their order in id order;
+ * consecutive ids change thread only at the end of a run: at most max_runs stretches. */
+static void test_api_runs(uint32_t THREADS, uint32_t CALLS, int64_t max_runs)
+{
+    capbuf b;
+    cb_init(&b, 98, T0);
+    wlcap_api_name n[2] = {{WLCAP_API_DRIVER, 1, cb_string(&b, "cuLaunchKernel"), 0},
+                           {WLCAP_API_DRIVER, 2, cb_string(&b, "cuLaunchKernelEx"), 0}};
+    cb_record(&b, WLCAP_API_NAME, &n[0], sizeof n[0]);
+    uint32_t corr = 0;
+    for (uint32_t c = 0; c < CALLS; c++)
+        for (uint32_t t = 0; t < THREADS; t++) {
+            corr++;
+            if (corr == 1000) /* calls of cbid 2 before: cbid_2; after: its name */
+                cb_record(&b, WLCAP_API_NAME, &n[1], sizeof n[1]);
+            add_api(&b, corr % 97 == 0 ? 2 : 1, 1000 + t, corr, T0 + corr * 100, T0 + corr * 100 + 50);
+        }
+    char cap[600], out[600], err[512];
+    CHECK(cb_write(&b, path_in_dir("runs.wlcap", cap, sizeof cap)) == 0);
+    free(b.data);
+    wl_import_stats stats;
+    CHECK(test_import_capture(cap, path_in_dir("runs.wlsession", out, sizeof out), &stats, err, sizeof err) == 0);
+    sqlite3 *db;
+    CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM api_call"), THREADS * CALLS);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(DISTINCT correlation_id) FROM api_call"), THREADS * CALLS);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM api_call WHERE name = 'cbid_2'"), 999 / 97);
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM api_call WHERE name = 'cuLaunchKernelEx'"),
+                 (int64_t)(THREADS * CALLS / 97 - 999 / 97));
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM api_call WHERE name = 'cuLaunchKernelEx'"
+                                  " AND correlation_id < 1000"), 0);
+    /* each thread's calls in id order are in call order */
+    CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM (SELECT start_ns, lag(start_ns) OVER (PARTITION BY tid"
+                                  " ORDER BY id) p FROM api_call) WHERE start_ns < p"), 0);
+    /* runs: maximal stretches of consecutive ids on one thread, none longer than 256 */
+    int64_t runs = test_sql_int(db, "SELECT count(*) FROM (SELECT tid, lag(tid) OVER (ORDER BY id) p FROM api_call)"
+                                    " WHERE p IS NULL OR p != tid");
+    int64_t longest = test_sql_int(db, "SELECT max(n) FROM (SELECT count(*) n FROM (SELECT tid, id - row_number()"
+                                       " OVER (PARTITION BY tid ORDER BY id) g FROM api_call) GROUP BY tid, g)");
+    printf("api runs, %u threads: %lld runs, the longest %lld calls\n", THREADS, (long long)runs, (long long)longest);
+    CHECK(runs <= max_runs); /* (two runs of one thread written one after the other read as one) */
+    sqlite3_close(db);
+}
+
 /* Random corruption of a valid capture never crashes the importer (ASan/UBSan builds run this). */
 static void test_mutations(void)
 {
@@ -459,6 +505,8 @@ int main(void)
     test_full_roundtrip();
     test_truncated_capture();
     test_sync_from_api();
+    test_api_runs(8, 600, 8 * 3 + 8); /* 3 runs a thread, and the name record's flush */
+    test_api_runs(300, 600, 300 * 600 / 4); /* past the 256 runs held at once: shorter runs */
     test_hostile_captures();
     test_mutations();
     char cmd[700];

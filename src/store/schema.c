@@ -47,7 +47,7 @@ const char *const WL_SCHEMA_SQL =
     "  has_timestamps INTEGER NOT NULL,\n"
     "  threads INTEGER NOT NULL, blocks INTEGER NOT NULL, warps INTEGER NOT NULL,\n"
     "  duration_ns INTEGER, queue_delay_ns INTEGER, submit_delay_ns INTEGER,\n"
-    "  api_id INTEGER, tid INTEGER, scope_id INTEGER, op_id INTEGER, tier TEXT);\n"
+    "  api_id INTEGER, tid INTEGER, scope_id INTEGER, op_id INTEGER, tier TEXT, config_id INTEGER);\n"
     "CREATE TABLE memcpy (\n"
     "  id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, device_id INTEGER, context_id INTEGER, stream_id INTEGER,\n"
     "  correlation_id INTEGER, kind TEXT NOT NULL, src_kind TEXT NOT NULL, dst_kind TEXT NOT NULL,\n"

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/kernel_config.h"
+
 #define U32 0, 4294967295ll
 #define I32 0, 2147483647ll
 #define I64 0, INT64_MAX
@@ -136,8 +138,10 @@ static int api_call_rel(const wl_cell *c, const wl_contract_env *env, char *why,
 enum {
     K_NAME = 5, K_GX, K_GY, K_GZ, K_BX, K_BY, K_BZ,
     K_QUEUED = 32, K_SUBMITTED, K_START, K_END, K_COMPLETED, K_HAS_TS, K_THREADS, K_BLOCKS, K_WARPS, K_DUR,
-    K_QDELAY, K_SDELAY
+    K_QDELAY, K_SDELAY, K_CONFIG_ID = 49
 };
+/* The columns of kernel_config.h's 16, in its order. */
+static const int K_CONFIG[WL_KCFG_COLS] = {K_GX, K_GY, K_GZ, K_BX, K_BY, K_BZ, 12, 13, 14, 18, 19, 20, 22, 23, 25, 27};
 static const wl_col_rule KERNEL[] = {
     I("pid", U32), I("device_id", U32), IN("context_id", U32), I("stream_id", U32), I("correlation_id", U32),
     I("name_id", ANY), IN("grid_x", I32), IN("grid_y", 0, 65535), IN("grid_z", 0, 65535), IN("block_x", 0, 1024),
@@ -151,7 +155,7 @@ static const wl_col_rule KERNEL[] = {
     TN("queued_ns"), TN("submitted_ns"), TN("start_ns"), TN("end_ns"), TN("completed_ns"), I("has_timestamps", BOOL),
     I("threads", I64), I("blocks", I64), I("warps", I64), IN("duration_ns", I64), IN("queue_delay_ns", I64),
     IN("submit_delay_ns", I64), IN("api_id", ANY), IN("tid", U32), IN("scope_id", I64), IO("op_id", I64),
-    SO("tier")};
+    SO("tier"), IO("config_id", I64)};
 static int kernel_rel(const wl_cell *c, const wl_contract_env *env, char *why, size_t n)
 {
     if (!ref(env, WL_REF_KERNEL_NAME, c[K_NAME].i, 0))
@@ -181,6 +185,19 @@ static int kernel_rel(const wl_cell *c, const wl_contract_env *env, char *why, s
         return blame(why, n, K_THREADS, "is %lld, not blocks * block_x * block_y * block_z", LL(c[K_THREADS].i));
     if (__builtin_mul_overflow(blocks, (tpb + 31) / 32, &warps) || c[K_WARPS].i != warps)
         return blame(why, n, K_WARPS, "is %lld, not blocks * warps per block", LL(c[K_WARPS].i));
+    if (!isnull(&c[K_CONFIG_ID])) { /* the readers take the 16 cells from the first row with this id */
+        wl_kcfg k = {{0}, 0};
+        for (int i = 0; i < WL_KCFG_COLS; i++) {
+            if (isnull(&c[K_CONFIG[i]]))
+                k.null_mask |= 1u << i;
+            else
+                k.v[i] = c[K_CONFIG[i]].i;
+        }
+        int64_t id = wl_kcfg_id(&k);
+        if (c[K_CONFIG_ID].i != id)
+            return blame(why, n, K_CONFIG_ID, "is %lld, not the id of the row's launch configuration (%lld)",
+                         LL(c[K_CONFIG_ID].i), LL(id));
+    }
     return -1;
 }
 

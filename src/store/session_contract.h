@@ -50,7 +50,7 @@ typedef struct wl_contract_env {
 /* Bump when a check's logic changes what it accepts (wl_contract_check, a table's relate, the
  * window): sessions that the per-user cache (check_cache.h) holds as sound are then checked again.
  * Changes to the tables below change the contract's fingerprint by themselves. */
-#define WL_CONTRACT_REVISION 1
+#define WL_CONTRACT_REVISION 2
 #define WL_PM_DEVICE_KEY(pid, dev) ((int64_t)((uint64_t)(pid) << 32 | (uint32_t)(dev)))
 
 typedef struct wl_table_rule {

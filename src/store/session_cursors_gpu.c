@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/kernel_config.h"
 #include "store/reorder.h"
 #include "store/session_cursors.h"
 #include "store/session_cursors_internal.h"
@@ -29,8 +30,14 @@
     " k.registers_per_thread, k.static_smem, k.dynamic_smem, k.smem_limit_config,"                      \
     " coalesce(k.carveout_requested, -1), coalesce(k.queue_delay_ns, -1), k.local_mem_per_thread,"      \
     " coalesce(k.submit_delay_ns, -1)" ident
-#define KERNEL_SQL(flow, join, ident)                                                                   \
-    "SELECT " KERNEL_COLUMNS(flow, ident) " FROM kernel k" join " WHERE k.has_timestamps ORDER BY k.start_ns"
+/* Sessions with kernel.config_id (kernel_config.h): the 16 configuration cells come from the
+ * cursor's cache by id instead (12 config id, 13 queue delay, 14 submit delay, 15-16 identity). */
+#define KERNEL_NARROW(flow, ident)                                                                      \
+    "k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, " flow ","          \
+    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1), coalesce(k.tid, -1), k.name_id, k.config_id," \
+    " coalesce(k.queue_delay_ns, -1), coalesce(k.submit_delay_ns, -1)" ident
+#define KERNEL_SQL(cols, flow, join, ident)                                                             \
+    "SELECT " cols(flow, ident) " FROM kernel k" join " WHERE k.has_timestamps ORDER BY k.start_ns"
 #define MEMCPY_SQL(flow, join)                                                                          \
     "SELECT m.start_ns, m.end_ns, m.id, m.pid, m.device_id, m.stream_id, m.correlation_id, " flow ","   \
     " coalesce(m.graph_id, -1), coalesce(m.scope_id, -1), coalesce(m.tid, -1), m.kind, m.src_kind,"     \
@@ -49,10 +56,10 @@
 #define IDENT ", coalesce(k.op_id, -1), k.tier"
 #define NO_IDENT ", -1, NULL"
 #define KERNEL_FLOW FLOW_IF("k", "IN ('launch', 'graph_launch')", "1")
-static const char *const KERNEL_SQLS[2][2] = {
-    {KERNEL_SQL("0", "", NO_IDENT), KERNEL_SQL("0", "", IDENT)},
-    {KERNEL_SQL(KERNEL_FLOW, JOIN_API("k"), NO_IDENT), KERNEL_SQL(KERNEL_FLOW, JOIN_API("k"), IDENT)},
-};
+#define KERNEL_SQLS_OF(cols)                                                                            \
+    {{KERNEL_SQL(cols, "0", "", NO_IDENT), KERNEL_SQL(cols, "0", "", IDENT)},                           \
+     {KERNEL_SQL(cols, KERNEL_FLOW, JOIN_API("k"), NO_IDENT), KERNEL_SQL(cols, KERNEL_FLOW, JOIN_API("k"), IDENT)}}
+static const char *const KERNEL_SQLS[2][2][2] = {KERNEL_SQLS_OF(KERNEL_COLUMNS), KERNEL_SQLS_OF(KERNEL_NARROW)};
 static const char *const GPU_SQL[2][3] = {
     {NULL, MEMCPY_SQL("0", ""), MEMSET_SQL("0", "")},
     {NULL, MEMCPY_SQL(FLOW_IF("m", "= 'memcpy'", "2"), JOIN_API("m")),
@@ -61,9 +68,12 @@ static const char *const GPU_SQL[2][3] = {
 /* The unlinked kernels' columns folded in table order (wl_fold's ?1 first, then KERNEL_SQL's and
  * has_timestamps: the kernels without timestamps are counted on the way, see
  * wl_gpu_cursor_untimed). */
-#define KERNEL_FOLD_SQL(ident) "SELECT wl_fold(?1, " KERNEL_COLUMNS("0", ident) ", k.has_timestamps) FROM kernel k"
-static const char *const KERNEL_FOLD_SQLS[2] = {KERNEL_FOLD_SQL(NO_IDENT), KERNEL_FOLD_SQL(IDENT)};
+#define KERNEL_FOLD_SQL(cols, ident) "SELECT wl_fold(?1, " cols("0", ident) ", k.has_timestamps) FROM kernel k"
+static const char *const KERNEL_FOLD_SQLS[2][2] = {
+    {KERNEL_FOLD_SQL(KERNEL_COLUMNS, NO_IDENT), KERNEL_FOLD_SQL(KERNEL_COLUMNS, IDENT)},
+    {KERNEL_FOLD_SQL(KERNEL_NARROW, NO_IDENT), KERNEL_FOLD_SQL(KERNEL_NARROW, IDENT)}};
 #define KERNEL_COLS 29 /* columns of a kernel row: 28 integers, then the tier (text) */
+#define NARROW_COLS 17 /* ... as KERNEL_NARROW reads them: 16 integers, then the tier */
 /* Kernels held back by the table-order read: far more than run at once on the GPUs of a process
  * (CUPTI hands records over in completion order; the H100 sessions of tests/data need at most
  * 100). 4096 rows of 296 bytes (1.2 MiB) stay in a core's L2 cache, which 8192 would not. */
@@ -85,6 +95,8 @@ struct wl_gpu_cursor {
     wl_cur_source src[3];
     int last;
     int ident;                 /* the session carries kernel identity */
+    int narrow;                /* ... and kernel.config_id: KERNEL_NARROW's columns */
+    wl_kcfg_cache cfgs;        /* the configurations seen, by id */
     int table;                 /* wl_gpu_cursor_each folds the kernels in table order */
     int broke;                 /* ... and they came later than the window allows */
     int64_t untimed;           /* kernels without timestamps the table-order walk saw; -1 unknown */
@@ -103,6 +115,7 @@ void wl_gpu_cursor_close(wl_gpu_cursor *c)
     wl_cur_cache_close(&c->scopes);
     wl_cur_cache_close(&c->kernels);
     wl_cur_cache_close(&c->ops);
+    wl_kcfg_cache_close(&c->cfgs);
     sqlite3_close(c->db);
     free(c);
 }
@@ -166,8 +179,11 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, 
                         "SELECT CASE WHEN demangled <> '' THEN demangled ELSE mangled END, short_name FROM kernel_name"
                         " WHERE id = ?1 AND ?2 = 0") ||
              (c->ident && wl_cur_cache_open(&c->ops, c->db, "SELECT name, shape FROM op WHERE id = ?1 AND ?2 = 0"));
+    c->narrow = rc == 0 && wl_sql_has_column(c->db, "kernel", "config_id");
+    if (c->narrow)
+        rc = wl_kcfg_cache_open(&c->cfgs, c->db);
     for (int i = 0; rc == 0 && i < 3; i++) {
-        const char *sql = i == 0 ? KERNEL_SQLS[linked][c->ident] : GPU_SQL[linked][i];
+        const char *sql = i == 0 ? KERNEL_SQLS[c->narrow][linked][c->ident] : GPU_SQL[linked][i];
         rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->src[i].st, NULL);
         c->src[i].nkeys = 1;
     }
@@ -193,11 +209,52 @@ wl_gpu_cursor *wl_gpu_cursor_open_unlinked(wl_session *s, int flags, char *err, 
     return gpu_open(s, 0, flags, err, err_size);
 }
 
-static void read_kernel(sqlite3_stmt *st, kernel_row *r)
+/* The configuration cells of kernel row r (its id in column 2), whose config_id cell is id
+ * (has_id 0: NULL), into the columns KERNEL_COLUMNS computes from them. 0, or -1 when the row
+ * cannot be read. */
+static int fill_config(wl_gpu_cursor *c, kernel_row *r, int64_t id, int has_id)
 {
+    const wl_kcfg *k = wl_kcfg_get(&c->cfgs, id, has_id, r->v[2]);
+    if (!k)
+        return -1;
+    for (int i = 0; i < 6; i++) /* grid, block */
+        r->v[12 + i] = k->v[WL_KCFG_GRID + i];
+    int64_t cluster = 1; /* max(1, the product of the dimensions, a NULL one counting 1) */
+    for (int i = 0; i < 3; i++)
+        if (!(k->null_mask >> (WL_KCFG_CLUSTER + i) & 1) &&
+            __builtin_mul_overflow(cluster, k->v[WL_KCFG_CLUSTER + i], &cluster))
+            cluster = INT64_MAX;
+    r->v[18] = cluster < 1 ? 1 : cluster;
+    r->v[19] = k->v[WL_KCFG_REGS];
+    r->v[20] = k->v[WL_KCFG_SSMEM];
+    r->v[21] = k->v[WL_KCFG_DSMEM];
+    r->v[22] = k->v[WL_KCFG_SMEM_LIMIT];
+    r->v[23] = k->null_mask >> WL_KCFG_CARVEOUT & 1 ? -1 : k->v[WL_KCFG_CARVEOUT];
+    r->v[25] = k->v[WL_KCFG_LOCAL];
+    return 0;
+}
+
+/* A narrow row's cells (get(arg, i): column i) into the wide row's places. */
+#define READ_NARROW(r, get, arg)                                                            \
+    do {                                                                                                \
+        for (int i_ = 0; i_ < 12; i_++)                                                                 \
+            (r)->v[i_] = get(arg, i_);                                                                  \
+        (r)->v[24] = get(arg, 13);                                                                      \
+        (r)->v[26] = get(arg, 14);                                                                      \
+        (r)->v[27] = get(arg, 15);                                                                      \
+    } while (0)
+
+static int read_kernel(wl_gpu_cursor *c, sqlite3_stmt *st, kernel_row *r)
+{
+    if (c->narrow) {
+        READ_NARROW(r, sqlite3_column_int64, st);
+        wl_cur_text_col(st, NARROW_COLS - 1, r->tier, sizeof r->tier);
+        return fill_config(c, r, sqlite3_column_int64(st, 12), sqlite3_column_type(st, 12) != SQLITE_NULL);
+    }
     for (int i = 0; i < KERNEL_COLS - 1; i++)
         r->v[i] = sqlite3_column_int64(st, i);
     wl_cur_text_col(st, KERNEL_COLS - 1, r->tier, sizeof r->tier);
+    return 0;
 }
 
 static int gpu_less(const wl_cur_source *a, int ka, const wl_cur_source *b, int kb)
@@ -311,8 +368,8 @@ int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *it)
     c->last = best;
     if (best < 0)
         return 0;
-    if (best == 0)
-        read_kernel(c->src[0].st, &c->row);
+    if (best == 0 && read_kernel(c, c->src[0].st, &c->row))
+        return -1;
     return gpu_decode(c, c->src[best].st, best ? NULL : &c->row, (wl_gpu_kind)(best + 1), it) ? -1 : 1;
 }
 
@@ -380,10 +437,13 @@ static int hand_over_kernel(void *arg)
     return stop;
 }
 
+static int64_t value_i64(sqlite3_value **v, int i) { return sqlite3_value_int64(v[i]); }
+
 static int kernel_in(void *arg, sqlite3_value **v)
 {
     each_walk *w = arg;
-    if (!sqlite3_value_int64(v[KERNEL_COLS])) { /* no timestamps: not in the walk, only counted */
+    int ncols = w->c->narrow ? NARROW_COLS : KERNEL_COLS;
+    if (!sqlite3_value_int64(v[ncols])) { /* no timestamps: not in the walk, only counted */
         w->untimed++;
         return 0;
     }
@@ -395,9 +455,18 @@ static int kernel_in(void *arg, sqlite3_value **v)
         return 1;
     }
     kernel_row *r = &w->rows[slot];
-    for (int i = 0; i < KERNEL_COLS - 1; i++)
-        r->v[i] = sqlite3_value_int64(v[i]);
-    const unsigned char *t = sqlite3_value_text(v[KERNEL_COLS - 1]);
+    if (w->c->narrow) {
+        READ_NARROW(r, value_i64, v);
+        if (fill_config(w->c, r, sqlite3_value_int64(v[12]), sqlite3_value_type(v[12]) != SQLITE_NULL)) {
+            wl_reorder_release(&w->win, slot);
+            w->failed = 1;
+            return 1;
+        }
+    } else {
+        for (int i = 0; i < KERNEL_COLS - 1; i++)
+            r->v[i] = sqlite3_value_int64(v[i]);
+    }
+    const unsigned char *t = sqlite3_value_text(v[ncols - 1]);
     wl_cur_copy_str(r->tier, sizeof r->tier, (const char *)t);
     wl_reorder_push(&w->win, key, slot);
     return 0;
@@ -411,7 +480,7 @@ static int each_in_table_order(wl_gpu_cursor *c, wl_gpu_item *(*slot)(void *), i
     sqlite3_stmt *k = NULL;
     int rc = -1;
     if (wl_reorder_init_slots(&w.win, KERNEL_WINDOW) || !(w.rows = malloc(KERNEL_WINDOW * sizeof *w.rows)) ||
-        sqlite3_prepare_v2(c->db, KERNEL_FOLD_SQLS[c->ident], -1, &k, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(c->db, KERNEL_FOLD_SQLS[c->narrow][c->ident], -1, &k, NULL) != SQLITE_OK)
         goto done;
     int folded = wl_sql_fold(k, kernel_in, &w);
     if (w.broken) {

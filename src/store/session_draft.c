@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "common/atomic_file.h"
+#include "store/kernel_config.h"
 #include "store/session_writer.h"
 
 int wl_session_draft_open(wl_session_draft *d, const char *path, char *err, size_t err_size)
@@ -22,7 +23,8 @@ int wl_session_draft_open(wl_session_draft *d, const char *path, char *err, size
     if (!w || wl_session_writer_finish(w, err, err_size))
         return -1;
     if (sqlite3_open_v2(d->tmp, &d->db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-        sqlite3_exec(d->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_exec(d->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF", NULL, NULL, NULL) != SQLITE_OK ||
+        wl_kcfg_register(d->db)) {
         snprintf(err, err_size, "%s: %s", d->tmp, d->db ? sqlite3_errmsg(d->db) : "out of memory");
         sqlite3_close(d->db);
         d->db = NULL;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "store/kernel_config.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 #include "store/torch_range.h"
@@ -343,7 +344,9 @@ int wl_session_upgrade(const char *path, char *err, size_t err_size)
         return -1;
     }
     int rc = exec(db, "BEGIN IMMEDIATE", err, err_size) || wl_identity_ensure_schema(db, err, err_size) ||
-                     wl_identity_derive(db, err, err_size) || exec(db, "COMMIT", err, err_size)
+                     wl_identity_derive(db, err, err_size) ||
+                     (wl_kcfg_derive(db) && fail(db, err, err_size, "launch configurations")) ||
+                     exec(db, "COMMIT", err, err_size)
                  ? -1
                  : 0;
     if (rc)

@@ -30,8 +30,9 @@ const char *const WL_IMPORT_SQL[S_COUNT] = {
                  " local_mem_per_thread, local_mem_total, cache_config_requested, cache_config_executed,"
                  " carveout_requested, launch_type, is_device_launched, graph_id, graph_node_id, grid_id,"
                  " queued_ns, submitted_ns, start_ns, end_ns, completed_ns, has_timestamps, threads, blocks,"
-                 " warps, duration_ns, queue_delay_ns, submit_delay_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,"
-                 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                 " warps, duration_ns, queue_delay_ns, submit_delay_ns, config_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,"
+                 "?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?, wl_kernel_config_id(?7, ?8, ?9,"
+                 " ?10, ?11, ?12, ?13, ?14, ?15, ?19, ?20, ?21, ?23, ?24, ?26, ?28))", /* kernel_config.h */
     [S_MEMCPY] = "INSERT INTO memcpy (pid, device_id, context_id, stream_id, correlation_id, kind, src_kind,"
                  " dst_kind, bytes, is_async, src_device, dst_device, graph_id, graph_node_id, start_ns, end_ns,"
                  " duration_ns, bandwidth_gbps) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -163,6 +164,8 @@ int wl_session_writer_import(wl_session_writer *w, const char *capture_path, wl_
     }
     wl_progress_note(&w->progress, r.pos, r.size);
     stats->unknown_records = r.unknown_records;
+    if (rc == 0)
+        rc = wl_imp_api_flush(c);
     if (rc == 0) {
         /* a capture cut off before its PROCESS record still gets a process row */
         char sql[256];

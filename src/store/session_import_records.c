@@ -283,6 +283,8 @@ static int on_api_name(import_ctx *c, const wlcap_api_name *a)
 {
     if (a->domain > 2 || a->cbid >= 1024 || !wl_imp_str(c, a->name_str))
         return 0; /* names we cannot place are shown as cbid numbers */
+    if (wl_imp_api_flush(c)) /* the calls held so far keep the name they had */
+        return -1;
     free(c->api_names[a->domain][a->cbid]);
     c->api_names[a->domain][a->cbid] = strdup(wl_imp_str(c, a->name_str));
     return 0;
@@ -290,26 +292,8 @@ static int on_api_name(import_ctx *c, const wlcap_api_name *a)
 
 static int on_api(import_ctx *c, const wlcap_api *a)
 {
-    char fallback[32];
-    const char *name = (a->domain <= 2 && a->cbid < 1024) ? c->api_names[a->domain][a->cbid] : NULL;
-    if (!name) {
-        snprintf(fallback, sizeof fallback, "cbid_%u", a->cbid);
-        name = fallback;
-    }
-    sqlite3_stmt *s = wl_imp_begin(c, S_API);
-    wl_imp_bind_u64(s, 1, c->pid);
-    wl_imp_bind_u64(s, 2, a->tid);
-    sqlite3_bind_text(s, 3, a->domain == WLCAP_API_RUNTIME ? "runtime" : "driver", -1, SQLITE_STATIC);
-    wl_imp_bind_u64(s, 4, a->cbid);
-    sqlite3_bind_text(s, 5, name, -1, SQLITE_TRANSIENT);
-    sqlite3_bind_text(s, 6, wl_api_category(name), -1, SQLITE_STATIC);
-    wl_imp_bind_u64(s, 7, a->correlation_id);
-    wl_imp_bind_u64(s, 8, a->start);
-    wl_imp_bind_u64(s, 9, a->end);
-    wl_imp_bind_u64(s, 10, a->end >= a->start ? a->end - a->start : 0);
-    wl_imp_bind_u64(s, 11, a->return_value);
     c->stats->api_calls++;
-    return wl_imp_step(c, s);
+    return wl_imp_api_call(c, a);
 }
 
 static int on_sync(import_ctx *c, const wlcap_sync *y)
@@ -680,6 +664,7 @@ void wl_imp_free_ctx(import_ctx *c)
     wl_imp_metric_free(c);
     wl_imp_pm_free(c);
     wl_imp_stall_free(c);
+    wl_imp_api_free(c);
     for (int d = 0; d < 3; d++)
         for (int i = 0; i < 1024; i++)
             free(c->api_names[d][i]);

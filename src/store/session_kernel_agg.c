@@ -14,6 +14,7 @@
 
 #include "common/grow.h"
 #include "store/gpu_busy.h"
+#include "store/kernel_config.h"
 #include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
 #include "store/session_scan.h"
@@ -144,6 +145,8 @@ typedef struct agg {
     key_hash cfg;              /* (name_id, pid, device, launch configuration), counted per row */
     key_hash pair;             /* (name_id, grid, block), made from cfg once every row is in */
     wl_busy *busy;             /* when asked: the timed kernels' busy time (gpu_busy.h) */
+    int narrow;                /* NARROW_COLS, the configurations from cfgs */
+    wl_kcfg_cache cfgs;
 } agg;
 
 static name_acc *find_name(agg *a, int64_t id)
@@ -174,23 +177,58 @@ static name_acc *find_name(agg *a, int64_t id)
     " k.smem_limit_config, k.carveout_requested, k.cache_config_requested, k.has_timestamps,"            \
     " k.duration_ns, k.queue_delay_ns, k.submit_delay_ns, a.duration_ns, k.start_ns, k.end_ns"
 
+/* Sessions with kernel.config_id (kernel_config.h): columns 0-2 as COLS, 3 config id, 4 id, then
+ * COLS' 18-24 from 5 on; the configuration cells come from the agg's cache. */
+#define NARROW_COLS                                                                                       \
+    "k.name_id, k.pid, k.device_id, k.config_id, k.id, k.has_timestamps, k.duration_ns, k.queue_delay_ns," \
+    " k.submit_delay_ns, a.duration_ns, k.start_ns, k.end_ns"
+#define WIDE_TAIL 18   /* COLS' column of has_timestamps */
+#define NARROW_TAIL 5  /* ... NARROW_COLS' */
+/* The key's configuration values (3-17) from kernel_config.h's cells, in its order. */
+static const int KEY_OF_CELL[WL_KCFG_COLS] = {3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, -1, 17, 16};
+
 /* The overview's kernel figures (as SQL's count, min and max read them, NULLs left out). */
 static void overview_row(agg *a, sqlite3_value **v, int timed)
 {
     wl_kernel_overview *o = &a->ov;
     o->kernels++;
     o->no_timestamp += !timed;
-    wl_fold_min_val(&o->first_ns, &o->has_first, v[23]);
-    wl_fold_max_val(&o->last_ns, &o->has_last, v[24]);
+    wl_fold_min_val(&o->first_ns, &o->has_first, v[5]);
+    wl_fold_max_val(&o->last_ns, &o->has_last, v[6]);
 }
 
-static void take_max(int64_t *m, int *has, sqlite3_value *v)
+/* Key value i (k[NCFG]'s bit i: NULL) into *m when larger. */
+static void take_max(int64_t *m, int *has, const int64_t *k, int i)
 {
-    if (sqlite3_value_type(v) == SQLITE_NULL)
+    if (k[NCFG] >> i & 1)
         return;
-    int64_t x = sqlite3_value_int64(v);
-    if (!*has || x > *m)
-        *m = x, *has = 1;
+    if (!*has || k[i] > *m)
+        *m = k[i], *has = 1;
+}
+
+/* The row's key (name_id, pid, device_id, launch configuration) into k; the column of
+ * has_timestamps, or -1 when the configuration cannot be read. */
+static int row_key(agg *a, sqlite3_value **v, int64_t *k)
+{
+    int n = a->narrow ? 3 : NCFG;
+    for (int i = 0; i < n; i++) {
+        if (sqlite3_value_type(v[i]) == SQLITE_NULL)
+            k[NCFG] |= 1ll << i;
+        else
+            k[i] = sqlite3_value_int64(v[i]);
+    }
+    if (!a->narrow)
+        return WIDE_TAIL;
+    const wl_kcfg *c = wl_kcfg_get(&a->cfgs, sqlite3_value_int64(v[3]), sqlite3_value_type(v[3]) != SQLITE_NULL,
+                                   sqlite3_value_int64(v[4]));
+    if (!c)
+        return -1;
+    for (int i = 0; i < WL_KCFG_COLS; i++)
+        if (KEY_OF_CELL[i] >= 0) {
+            k[KEY_OF_CELL[i]] = c->v[i];
+            k[NCFG] |= (int64_t)(c->null_mask >> i & 1) << KEY_OF_CELL[i];
+        }
+    return NARROW_TAIL;
 }
 
 static void take_mean(int64_t *sum, uint64_t *n, sqlite3_value *v)
@@ -206,19 +244,15 @@ static int row(void *arg, sqlite3_value **v)
 {
     agg *a = arg;
     int64_t k[NCFG + 1] = {0};
-    for (int i = 0; i < NCFG; i++) {
-        if (sqlite3_value_type(v[i]) == SQLITE_NULL)
-            k[NCFG] |= 1ll << i;
-        else
-            k[i] = sqlite3_value_int64(v[i]);
-    }
-    name_acc *n = find_name(a, k[0]);
+    int t = row_key(a, v, k);
+    name_acc *n = t < 0 ? NULL : find_name(a, k[0]);
     if (!n)
         return -1;
-    int64_t timed = sqlite3_value_int64(v[18]);
+    v += t; /* 0 has_timestamps, 1 duration, 2 queue delay, 3 submit delay, 4 the call's duration, 5 start, 6 end */
+    int64_t timed = sqlite3_value_int64(v[0]);
     overview_row(a, v, timed != 0);
-    int has_dur = sqlite3_value_type(v[19]) != SQLITE_NULL;
-    uint64_t dur = (uint64_t)sqlite3_value_int64(v[19]);
+    int has_dur = sqlite3_value_type(v[1]) != SQLITE_NULL;
+    uint64_t dur = (uint64_t)sqlite3_value_int64(v[1]);
     n->calls++;
     n->timed += (uint64_t)timed;
     if (has_dur) {
@@ -227,19 +261,19 @@ static int row(void *arg, sqlite3_value **v)
         n->min = dur < n->min ? dur : n->min;
         n->max = dur > n->max ? dur : n->max;
     }
-    take_max(&n->regs, &n->has_regs, v[12]);
-    take_max(&n->smem_static, &n->has_static, v[13]);
-    take_max(&n->smem_dynamic, &n->has_dynamic, v[14]);
-    take_mean(&n->queue_sum, &n->queue_n, v[20]);
-    take_mean(&n->submit_sum, &n->submit_n, v[21]);
-    take_mean(&n->launch_sum, &n->launch_n, v[22]);
+    take_max(&n->regs, &n->has_regs, k, 12);
+    take_max(&n->smem_static, &n->has_static, k, 13);
+    take_max(&n->smem_dynamic, &n->has_dynamic, k, 14);
+    take_mean(&n->queue_sum, &n->queue_n, v[2]);
+    take_mean(&n->submit_sum, &n->submit_n, v[3]);
+    take_mean(&n->launch_sum, &n->launch_n, v[4]);
     if (timed) {
         if (wl_grow((void **)&n->dur, &n->cap_dur, n->n_dur, sizeof *n->dur, 64))
             return -1;
         n->dur[n->n_dur++] = dur; /* (a NULL duration ranks as 0, as it read before) */
         if (a->busy)
-            wl_busy_kernel(a->busy, k[1], k[2], (uint64_t)sqlite3_value_int64(v[23]),
-                           (uint64_t)sqlite3_value_int64(v[24]));
+            wl_busy_kernel(a->busy, k[1], k[2], (uint64_t)sqlite3_value_int64(v[5]),
+                           (uint64_t)sqlite3_value_int64(v[6]));
     }
     /* (name, pid, device, configuration): the configuration table. A name's launches mostly repeat
      * its last configuration: that entry is compared before the key is hashed (the index holds
@@ -417,17 +451,22 @@ static void agg_free(agg *a)
 /* The rows with rowid in [lo, hi] (all rows when !ranged) folded into a. 0 or -1. */
 static int read_rows(sqlite3 *db, agg *a, int ranged, int64_t lo, int64_t hi)
 {
+#define ROWS_SQL(cols, where) "SELECT wl_fold(?1, " cols ") FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id" where
+    static const char *const SQL[2][2] = {
+        {ROWS_SQL(COLS, ""), ROWS_SQL(COLS, " WHERE k.rowid BETWEEN ?2 AND ?3")},
+        {ROWS_SQL(NARROW_COLS, ""), ROWS_SQL(NARROW_COLS, " WHERE k.rowid BETWEEN ?2 AND ?3")}};
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db,
-                           ranged ? "SELECT wl_fold(?1, " COLS ") FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id"
-                                    " WHERE k.rowid BETWEEN ?2 AND ?3"
-                                  : "SELECT wl_fold(?1, " COLS ") FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id",
-                           -1, &st, NULL) != SQLITE_OK)
+    a->narrow = wl_sql_has_column(db, "kernel", "config_id");
+    if ((a->narrow && wl_kcfg_cache_open(&a->cfgs, db)) ||
+        sqlite3_prepare_v2(db, SQL[a->narrow][ranged != 0], -1, &st, NULL) != SQLITE_OK) {
+        wl_kcfg_cache_close(&a->cfgs);
         return -1;
+    }
     sqlite3_bind_int64(st, 2, lo);
     sqlite3_bind_int64(st, 3, hi);
     int rc = wl_sql_fold(st, row, a);
     sqlite3_finalize(st);
+    wl_kcfg_cache_close(&a->cfgs); /* (its statement is on db) */
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/kernel_config.h"
 #include "store/merge_census.h"
 #include "store/session.h"
 #include "store/session_contract.h"
@@ -253,6 +254,10 @@ static int column_expr(merger *m, const plan *p, const char *table, const char *
 {
     out[0] = 0;
     int t = id_table(table);
+    if (!strcmp(table, "kernel") && !strcmp(col, "config_id")) { /* computed, not trusted (kernel_config.h) */
+        snprintf(out, n, "wl_kernel_config_id(%s)", WL_KCFG_SQL_COLS("s."));
+        return 0;
+    }
     if (!strcmp(col, "pid") || (!strcmp(table, "process") && !strcmp(col, "ppid"))) {
         if (!p->map_pid) {
             snprintf(out, n, "s.\"%s\"", col);
@@ -318,9 +323,11 @@ static int dict_table(const char *name)
  * the joins: its rows go in in their order). */
 static int copy_table(merger *m, const plan *p, const char *table)
 {
-    char q[256], cols[SQL_MAX] = "", exprs[SQL_MAX] = "", joins[SQL_MAX] = "", e[1024];
+    char q[320], cols[SQL_MAX] = "", exprs[SQL_MAX] = "", joins[SQL_MAX] = "", e[1024];
+    /* the columns both have; kernel.config_id also from inputs older than it */
     snprintf(q, sizeof q, "SELECT name FROM pragma_table_info('%s', 'main') WHERE name IN"
-                          " (SELECT name FROM pragma_table_info('%s', 'src')) ORDER BY cid", table, table);
+                          " (SELECT name FROM pragma_table_info('%s', 'src'))"
+                          " OR ('%s' = 'kernel' AND name = 'config_id') ORDER BY cid", table, table, table);
     sqlite3_stmt *st;
     if (sqlite3_prepare_v2(m->db, q, -1, &st, NULL) != SQLITE_OK)
         return fail(m, table);

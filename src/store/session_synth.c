@@ -16,6 +16,7 @@
 #define T0 UINT64_C(1795343000000000000)
 #define MAX_THREADS 64
 #define MAX_STREAMS 64
+#define SYNTH_API_RUN 256 /* session_import_api.c's API_RUN */
 
 void wl_synth_defaults(wl_synth_options *o)
 {
@@ -50,14 +51,15 @@ static const kcfg KERNELS[] = {
 enum { S_API, S_KERNEL, S_MEMCPY, S_MEMSET, S_NVTX, S_SCOPE, S_COUNT };
 static const char *const SQL[S_COUNT] = {
     "INSERT INTO api_call (id, pid, tid, domain, cbid, name, category, correlation_id, start_ns, end_ns,"
-    " duration_ns, return_value, scope_id) VALUES (?1, " "4242" ", ?2, 'runtime', 0, ?3, ?4, ?1, ?5, ?6, ?6 - ?5, 0, ?7)",
+    " duration_ns, return_value, scope_id) VALUES (?1, " "4242" ", ?2, 'runtime', 0, ?3, ?4, ?8, ?5, ?6, ?6 - ?5, 0, ?7)",
     "INSERT INTO kernel (id, pid, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y,"
     " grid_z, block_x, block_y, block_z, cluster_x, cluster_y, cluster_z, registers_per_thread, static_smem,"
     " dynamic_smem, smem_limit_config, launch_type, is_device_launched, graph_id, queued_ns, submitted_ns,"
     " start_ns, end_ns, completed_ns, has_timestamps, threads, blocks, warps, duration_ns, queue_delay_ns,"
-    " submit_delay_ns, api_id, tid, scope_id) VALUES (?1, 4242, 0, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,"
-    " 0, 0, 0, ?11, ?12, ?13, ?14, 'regular', 0, ?15, ?16 - 4000, ?16 - 500, ?16, ?17, ?17, 1, ?18, ?19, ?20,"
-    " ?17 - ?16, 3500, 500, ?21, ?22, ?23)",
+    " submit_delay_ns, api_id, tid, scope_id, config_id) VALUES (?1, 4242, 0, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9,"
+    " ?10, 0, 0, 0, ?11, ?12, ?13, ?14, 'regular', 0, ?15, ?16 - 4000, ?16 - 500, ?16, ?17, ?17, 1, ?18, ?19,"
+    " ?20, ?17 - ?16, 3500, 500, ?21, ?22, ?23, wl_kernel_config_id(?5, ?6, ?7, ?8, ?9, ?10, 0, 0, 0, ?11, ?12,"
+    " ?13, ?14, NULL, NULL, NULL))",
     "INSERT INTO memcpy (id, pid, device_id, context_id, stream_id, correlation_id, kind, src_kind, dst_kind,"
     " bytes, is_async, src_device, dst_device, start_ns, end_ns, duration_ns, bandwidth_gbps, api_id, tid,"
     " scope_id) VALUES (?1, 4242, 0, 1, ?2, ?3, ?4, ?5, ?6, ?7, 1, 0, 0, ?8, ?9, ?9 - ?8,"
@@ -74,7 +76,9 @@ static const char *const SQL[S_COUNT] = {
 typedef struct synth {
     sqlite3 *db;
     sqlite3_stmt *st[S_COUNT];
-    int64_t next_api, next_kernel, next_memcpy, next_memset, next_nvtx, next_scope;
+    int64_t next_api, next_corr, next_kernel, next_memcpy, next_memset, next_nvtx, next_scope;
+    /* API ids in runs of one thread's calls, as the importer writes them (session_import_api.c) */
+    int64_t run_next[MAX_THREADS], run_left[MAX_THREADS];
     wl_synth_counts *c;
     int failed;
 } synth;
@@ -94,11 +98,24 @@ static void bind_opt(sqlite3_stmt *s, int i, int64_t v)
         sqlite3_bind_int64(s, i, v);
 }
 
-static int64_t api(synth *y, uint32_t tid, const char *name, const char *category, uint64_t start, uint64_t end,
-                   int64_t scope)
+/* An API call: its row id and its correlation id (CUPTI's, in call order); id -1: none. */
+typedef struct call {
+    int64_t id, corr;
+} call;
+static const call NO_CALL = {-1, -1};
+
+static call api(synth *y, uint32_t tid, const char *name, const char *category, uint64_t start, uint64_t end,
+                int64_t scope)
 {
     sqlite3_stmt *s = y->st[S_API];
-    int64_t id = ++y->next_api;
+    int th = (int)(tid - PID) % MAX_THREADS;
+    if (!y->run_left[th]) { /* the thread's next run of SYNTH_API_RUN ids */
+        y->run_next[th] = y->next_api + 1;
+        y->run_left[th] = SYNTH_API_RUN;
+        y->next_api += SYNTH_API_RUN;
+    }
+    int64_t id = y->run_next[th]++;
+    y->run_left[th]--;
     bind_i(s, 1, id);
     bind_i(s, 2, tid);
     sqlite3_bind_text(s, 3, name, -1, SQLITE_STATIC);
@@ -106,14 +123,16 @@ static int64_t api(synth *y, uint32_t tid, const char *name, const char *categor
     bind_i(s, 5, (int64_t)start);
     bind_i(s, 6, (int64_t)end);
     bind_opt(s, 7, scope);
+    call c = {id, ++y->next_corr};
+    bind_i(s, 8, c.corr);
     run(y, s);
     y->c->api_calls++;
-    return id;
+    return c;
 }
 
-/* api_id < 0: work without an API call (its correlation id matches none). */
-static void kernel(synth *y, int cfg, int64_t stream, uint64_t start, uint64_t end, int64_t api_id,
-                   uint64_t api_start, uint32_t tid, int64_t scope, int64_t graph)
+/* a.id < 0: work without an API call (its correlation id matches none). */
+static void kernel(synth *y, int cfg, int64_t stream, uint64_t start, uint64_t end, call a, uint64_t api_start,
+                   uint32_t tid, int64_t scope, int64_t graph)
 {
     const kcfg *k = &KERNELS[cfg];
     sqlite3_stmt *s = y->st[S_KERNEL];
@@ -122,7 +141,7 @@ static void kernel(synth *y, int cfg, int64_t stream, uint64_t start, uint64_t e
     int64_t tpb = (int64_t)k->block[0] * k->block[1] * k->block[2];
     bind_i(s, 1, id);
     bind_i(s, 2, stream);
-    bind_i(s, 3, api_id >= 0 ? api_id : 1000000000 + id);
+    bind_i(s, 3, a.id >= 0 ? a.corr : 1000000000 + id);
     bind_i(s, 4, cfg + 1);
     for (int i = 0; i < 3; i++) {
         bind_i(s, 5 + i, k->grid[i]);
@@ -138,53 +157,52 @@ static void kernel(synth *y, int cfg, int64_t stream, uint64_t start, uint64_t e
     bind_i(s, 18, blocks * tpb);
     bind_i(s, 19, blocks);
     bind_i(s, 20, blocks * ((tpb + 31) / 32));
-    bind_opt(s, 21, api_id);
-    if (api_id >= 0)
+    bind_opt(s, 21, a.id);
+    if (a.id >= 0)
         bind_i(s, 22, tid);
     bind_opt(s, 23, scope);
     run(y, s);
     y->c->kernels++;
-    if (api_id >= 0 && start >= api_start)
+    if (a.id >= 0 && start >= api_start)
         y->c->flows++;
 }
 
-static void copy(synth *y, int64_t stream, uint64_t start, uint64_t bytes, int64_t api_id, uint64_t api_start,
-                 uint32_t tid, int64_t scope)
+static void copy(synth *y, int64_t stream, uint64_t start, uint64_t bytes, call a, uint64_t api_start, uint32_t tid,
+                 int64_t scope)
 {
     sqlite3_stmt *s = y->st[S_MEMCPY];
     int64_t id = ++y->next_memcpy;
     uint64_t end = start + bytes / 25; /* 25 GB/s */
     bind_i(s, 1, id);
     bind_i(s, 2, stream);
-    bind_i(s, 3, api_id >= 0 ? api_id : 2000000000 + id);
+    bind_i(s, 3, a.id >= 0 ? a.corr : 2000000000 + id);
     sqlite3_bind_text(s, 4, id % 2 ? "HtoD" : "DtoH", -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 5, id % 2 ? "pinned" : "device", -1, SQLITE_STATIC);
     sqlite3_bind_text(s, 6, id % 2 ? "device" : "pinned", -1, SQLITE_STATIC);
     bind_i(s, 7, (int64_t)bytes);
     bind_i(s, 8, (int64_t)start);
     bind_i(s, 9, (int64_t)end);
-    bind_opt(s, 10, api_id);
-    if (api_id >= 0)
+    bind_opt(s, 10, a.id);
+    if (a.id >= 0)
         bind_i(s, 11, tid);
     bind_opt(s, 12, scope);
     run(y, s);
     y->c->memcpys++;
-    if (api_id >= 0 && start >= api_start)
+    if (a.id >= 0 && start >= api_start)
         y->c->flows++;
 }
 
-static void mset(synth *y, int64_t stream, uint64_t start, uint64_t bytes, int64_t api_id, uint32_t tid,
-                 int64_t scope)
+static void mset(synth *y, int64_t stream, uint64_t start, uint64_t bytes, call a, uint32_t tid, int64_t scope)
 {
     sqlite3_stmt *s = y->st[S_MEMSET];
     int64_t id = ++y->next_memset;
     bind_i(s, 1, id);
     bind_i(s, 2, stream);
-    bind_i(s, 3, api_id);
+    bind_i(s, 3, a.corr);
     bind_i(s, 4, (int64_t)bytes);
     bind_i(s, 5, (int64_t)start);
     bind_i(s, 6, (int64_t)(start + bytes / 500));
-    bind_i(s, 7, api_id);
+    bind_i(s, 7, a.id);
     bind_i(s, 8, tid);
     bind_opt(s, 9, scope);
     run(y, s);
@@ -248,14 +266,14 @@ static uint64_t workload(synth *y, const wl_synth_options *o)
         }
         launches[th]++;
         uint64_t a0 = t[th], a1 = a0 + 2000 + h % 1000;
-        int64_t id = api(y, tid, "cudaLaunchKernel", "launch", a0, a1, scope_id[th]);
+        call id = api(y, tid, "cudaLaunchKernel", "launch", a0, a1, scope_id[th]);
         uint64_t ks = max_u64(sf[stn], a0 + 4000), ke = ks + 800 + h % 5000;
         kernel(y, (int)(h >> 8) % N_KCFG, stream, ks, ke, id, a0, tid, scope_id[th], -1);
         sf[stn] = ke + 200;
         t[th] = a1 + 500 + h % 1500;
         if (o->copy_every > 0 && i % (uint64_t)o->copy_every == 0) {
             uint64_t c0 = t[th];
-            int64_t cid = api(y, tid, "cudaMemcpyAsync", "memcpy", c0, c0 + 3000, scope_id[th]);
+            call cid = api(y, tid, "cudaMemcpyAsync", "memcpy", c0, c0 + 3000, scope_id[th]);
             uint64_t cs = max_u64(sf[stn], c0 + 2000), bytes = 65536u << (h % 5);
             copy(y, stream, cs, bytes, cid, c0, tid, scope_id[th]);
             sf[stn] = cs + bytes / 25 + 200;
@@ -263,7 +281,7 @@ static uint64_t workload(synth *y, const wl_synth_options *o)
         }
         if (o->memset_every > 0 && i % (uint64_t)o->memset_every == 0) {
             uint64_t m0 = t[th];
-            int64_t mid = api(y, tid, "cudaMemsetAsync", "memset", m0, m0 + 1500, scope_id[th]);
+            call mid = api(y, tid, "cudaMemsetAsync", "memset", m0, m0 + 1500, scope_id[th]);
             uint64_t ms = max_u64(sf[stn], m0 + 2000);
             mset(y, stream, ms, 1 << 20, mid, tid, scope_id[th]);
             sf[stn] = ms + (1 << 20) / 500 + 200;
@@ -293,18 +311,18 @@ static uint64_t edge_cases(synth *y, uint64_t t)
 {
     uint32_t tid = PID;
     /* a graph launch: one API call, three kernels sharing its correlation id */
-    int64_t g = api(y, tid, "cudaGraphLaunch", "graph_launch", t, t + 5000, -1);
+    call g = api(y, tid, "cudaGraphLaunch", "graph_launch", t, t + 5000, -1);
     for (int i = 0; i < 3; i++)
         kernel(y, i, 7, t + 6000 + (uint64_t)i * 3000, t + 8500 + (uint64_t)i * 3000, g, t, tid, -1, 77);
     /* an NVTX range and an API call overlapping partially on one thread */
     range(y, S_NVTX, tid, "overlapping-range", t + 20000, (int64_t)(t + 25000), ++y->next_nvtx);
     api(y, tid, "cudaStreamSynchronize", "sync", t + 24000, t + 30000, -1);
     /* two kernels overlapping on one stream, without API calls */
-    kernel(y, 1, 8, t + 50000, t + 60000, -1, 0, tid, -1, -1);
-    kernel(y, 3, 8, t + 55000, t + 65000, -1, 0, tid, -1, -1);
+    kernel(y, 1, 8, t + 50000, t + 60000, NO_CALL, 0, tid, -1, -1);
+    kernel(y, 3, 8, t + 55000, t + 65000, NO_CALL, 0, tid, -1, -1);
     /* a copy without an API call, and one whose API call starts after it (clock skew: no flow) */
-    copy(y, 9, t + 70000, 1 << 20, -1, 0, tid, -1);
-    int64_t late = api(y, tid, "cudaMemcpyAsync", "memcpy", t + 90000, t + 91000, -1);
+    copy(y, 9, t + 70000, 1 << 20, NO_CALL, 0, tid, -1);
+    call late = api(y, tid, "cudaMemcpyAsync", "memcpy", t + 90000, t + 91000, -1);
     copy(y, 9, t + 85000, 4096, late, t + 90000, tid, -1);
     /* an NVTX range never ended */
     range(y, S_NVTX, tid, "never-ended", t + 100000, -1, ++y->next_nvtx);

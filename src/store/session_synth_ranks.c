@@ -98,8 +98,9 @@ static int fill(out *w, const wl_synth_rank_options *o, char *err, size_t n)
         " duration_ns, return_value) VALUES (?1, ?2, ?2, 'runtime', 0, ?3, ?4, ?1, ?5, ?6, ?6 - ?5, 0)",
         "INSERT INTO kernel (id, pid, device_id, context_id, stream_id, correlation_id, name_id, grid_x, grid_y,"
         " grid_z, block_x, block_y, block_z, launch_type, start_ns, end_ns, completed_ns, has_timestamps, threads,"
-        " blocks, warps, duration_ns, api_id, tid) VALUES (?1, ?2, 0, 1, ?3, ?4, ?5, 132, 1, 1, 256, 1, 1,"
-        " 'regular', ?6, ?7, ?7, 1, 33792, 132, 1056, ?7 - ?6, ?4, ?2)",
+        " blocks, warps, duration_ns, api_id, tid, config_id) VALUES (?1, ?2, 0, 1, ?3, ?4, ?5, 132, 1, 1, 256,"
+        " 1, 1, 'regular', ?6, ?7, ?7, 1, 33792, 132, 1056, ?7 - ?6, ?4, ?2, wl_kernel_config_id(132, 1, 1, 256,"
+        " 1, 1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL))",
         "INSERT INTO memcpy (id, pid, device_id, context_id, stream_id, correlation_id, kind, src_kind, dst_kind,"
         " bytes, is_async, start_ns, end_ns, duration_ns, bandwidth_gbps, api_id, tid) VALUES (?1, ?2, 0, 1, 7,"
         " ?3, 'HtoD', 'pinned', 'device', 200000, 1, ?4, ?5, ?5 - ?4, 200000.0 / (?5 - ?4), ?3, ?2)",

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/kernel_config.h"
 #include "store/reorder.h"
 #include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
@@ -70,7 +71,12 @@ static wl_copy_dir copy_dir(const char *kind)
     return WL_COPY_OTHER;
 }
 
-static void read_row(const cells *q, wl_work_kind kind, wl_work_row *w)
+/* Cell i of a configuration (kernel_config.h), `none` where NULL. */
+static int64_t cfg_or(const wl_kcfg *k, int i, int64_t none) { return k->null_mask >> i & 1 ? none : k->v[i]; }
+
+/* The row's cells; a kernel's configuration from cfg when given (NARROW_KERNELS' rows), else from
+ * columns 12-26. */
+static void read_row(const cells *q, wl_work_kind kind, wl_work_row *w, const wl_kcfg *cfg)
 {
     memset(w, 0, sizeof *w);
     w->kind = kind;
@@ -91,18 +97,32 @@ static void read_row(const cells *q, wl_work_kind kind, wl_work_row *w)
         c->name_id = col_int(q, 11);
         c->pid = w->pid;
         c->device_id = w->device_id;
-        for (int i = 0; i < 3; i++) {
-            c->grid[i] = (int)col_or(q, 12 + i, 1);
-            c->block[i] = (int)col_or(q, 15 + i, 1);
-            c->cluster[i] = (int)col_int(q, 18 + i);
+        if (cfg) {
+            for (int i = 0; i < 3; i++) {
+                c->grid[i] = (int)cfg_or(cfg, WL_KCFG_GRID + i, 1);
+                c->block[i] = (int)cfg_or(cfg, WL_KCFG_BLOCK + i, 1);
+                c->cluster[i] = (int)cfg->v[WL_KCFG_CLUSTER + i];
+            }
+            c->registers_per_thread = (int)cfg->v[WL_KCFG_REGS];
+            c->static_smem = cfg->v[WL_KCFG_SSMEM];
+            c->dynamic_smem = cfg->v[WL_KCFG_DSMEM];
+            c->smem_limit_config = (int)cfg->v[WL_KCFG_SMEM_LIMIT];
+            c->carveout_requested = (int)cfg_or(cfg, WL_KCFG_CARVEOUT, -1);
+            c->cache_config_requested = (int)cfg->v[WL_KCFG_CACHE_REQ];
+        } else {
+            for (int i = 0; i < 3; i++) {
+                c->grid[i] = (int)col_or(q, 12 + i, 1);
+                c->block[i] = (int)col_or(q, 15 + i, 1);
+                c->cluster[i] = (int)col_int(q, 18 + i);
+            }
+            c->registers_per_thread = (int)col_int(q, 21);
+            c->static_smem = col_int(q, 22);
+            c->dynamic_smem = col_int(q, 23);
+            c->smem_limit_config = (int)col_int(q, 24);
+            c->carveout_requested = (int)col_or(q, 25, -1);
+            c->cache_config_requested = (int)col_int(q, 26);
         }
-        c->registers_per_thread = (int)col_int(q, 21);
-        c->static_smem = col_int(q, 22);
-        c->dynamic_smem = col_int(q, 23);
-        c->smem_limit_config = (int)col_int(q, 24);
-        c->carveout_requested = (int)col_or(q, 25, -1);
-        c->cache_config_requested = (int)col_int(q, 26);
-        int64_t sub = col_int(q, 27);
+        int64_t sub = col_int(q, cfg ? 13 : 27);
         w->submitted_ns = sub > 0 ? sub : -1;
         c->calls = 1;
         c->total_ns = w->end_ns - w->start_ns;
@@ -131,7 +151,7 @@ static int work_row(int which, sqlite3_stmt *q, void *arg)
     const work_visit *v = arg;
     wl_work_row w;
     cells c = {q, NULL};
-    read_row(&c, (wl_work_kind)(which + 1), &w);
+    read_row(&c, (wl_work_kind)(which + 1), &w, NULL);
     return v->fn(&w, v->arg);
 }
 
@@ -155,7 +175,12 @@ static long each_by_index(wl_session *s, int (*fn)(const wl_work_row *, void *),
 
 #define WORK_WINDOW 8192 /* kernels held back: far more than run at once on the GPUs of a session */
 
-/* The kernels' statement in table order, its rows folded (the same columns, wl_fold's ?1 first). */
+/* The kernels' statement in table order, its rows folded (the same columns, wl_fold's ?1 first);
+ * in sessions with kernel.config_id, its columns 0-11, the config id and submitted_ns. */
+#define NARROW_KERNELS                                                                                  \
+    "SELECT wl_fold(?1, k.id, k.pid, k.device_id, k.stream_id, k.start_ns, k.end_ns, k.api_id, a.start_ns," \
+    " a.end_ns, coalesce(k.tid, a.tid), k.graph_id, k.name_id, k.config_id, k.submitted_ns)"            \
+    " FROM kernel k LEFT JOIN api_call a ON a.id = k.api_id WHERE k.has_timestamps AND k.end_ns >= k.start_ns"
 static const char KERNELS_IN_TABLE_ORDER[] =
     "SELECT wl_fold(?1, k.id, k.pid, k.device_id, k.stream_id, k.start_ns, k.end_ns, k.api_id, a.start_ns,"
     " a.end_ns, coalesce(k.tid, a.tid), k.graph_id, k.name_id, k.grid_x, k.grid_y, k.grid_z, k.block_x,"
@@ -173,6 +198,8 @@ typedef struct walk {
     wl_work_row *slots;       /* rows of the window's slots */
     int stopped, broken;
     long n;
+    int narrow;               /* NARROW_KERNELS, the configurations from cfgs */
+    wl_kcfg_cache cfgs;
 } walk;
 
 static void other_next(walk *w, int i)
@@ -181,7 +208,7 @@ static void other_next(walk *w, int i)
     w->has_next[i] = r == SQLITE_ROW;
     if (r == SQLITE_ROW) {
         cells c = {w->other[i], NULL};
-        read_row(&c, i == 0 ? WL_WORK_COPY : WL_WORK_SET, &w->next[i]);
+        read_row(&c, i == 0 ? WL_WORK_COPY : WL_WORK_SET, &w->next[i], NULL);
     } else if (r != SQLITE_DONE) {
         w->read_err = 1;
     }
@@ -235,7 +262,15 @@ static int kernel_in(void *arg, sqlite3_value **v)
         return 1;
     }
     cells c = {NULL, v};
-    read_row(&c, WL_WORK_KERNEL, &w->slots[slot]);
+    const wl_kcfg *cfg = NULL;
+    if (w->narrow &&
+        !(cfg = wl_kcfg_get(&w->cfgs, sqlite3_value_int64(v[12]), sqlite3_value_type(v[12]) != SQLITE_NULL,
+                            sqlite3_value_int64(v[0])))) {
+        wl_reorder_release(&w->win, slot);
+        w->read_err = 1;
+        return 1;
+    }
+    read_row(&c, WL_WORK_KERNEL, &w->slots[slot], cfg);
     wl_reorder_push(&w->win, key, slot);
     return 0;
 }
@@ -250,10 +285,12 @@ static long each_in_table_order(wl_session *s, int (*fn)(const wl_work_row *, vo
     w.arg = arg;
     sqlite3_stmt *k = NULL;
     long rc = -1;
+    w.narrow = wl_sql_has_column(s->db, "kernel", "config_id");
     if (wl_reorder_init_slots(&w.win, WORK_WINDOW) || !(w.slots = malloc(WORK_WINDOW * sizeof *w.slots)) ||
         sqlite3_prepare_v2(s->db, WORK_SQL[1], -1, &w.other[0], NULL) != SQLITE_OK ||
         sqlite3_prepare_v2(s->db, WORK_SQL[2], -1, &w.other[1], NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(s->db, KERNELS_IN_TABLE_ORDER, -1, &k, NULL) != SQLITE_OK)
+        (w.narrow && wl_kcfg_cache_open(&w.cfgs, s->db)) ||
+        sqlite3_prepare_v2(s->db, w.narrow ? NARROW_KERNELS : KERNELS_IN_TABLE_ORDER, -1, &k, NULL) != SQLITE_OK)
         goto done;
     other_next(&w, 0);
     other_next(&w, 1);
@@ -277,6 +314,7 @@ done:
     sqlite3_finalize(k);
     sqlite3_finalize(w.other[0]);
     sqlite3_finalize(w.other[1]);
+    wl_kcfg_cache_close(&w.cfgs);
     wl_reorder_free(&w.win);
     free(w.slots);
     return rc;

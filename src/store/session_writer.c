@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/atomic_file.h"
+#include "store/kernel_config.h"
 #include "store/schema.h"
 #include "store/session.h"
 #include "store/session_identity.h"
@@ -57,6 +58,11 @@ wl_session_writer *wl_session_writer_create(const char *path, char *err, size_t 
      * 16 KiB, set before the first table (schema.h): the verbs read whole tables in their order,
      * and a quarter of the page reads (a system call each) took `kernels` on 10 M kernels from
      * 3.7-4.1 to 2.7-2.8 s; 64 KiB pages slowed the exports' seeks (bench/results/export.txt). */
+    if (wl_kcfg_register(w->db)) {
+        wl_store_set_err(err, err_size, "cannot register a function: %s", sqlite3_errmsg(w->db));
+        wl_session_writer_abort(w);
+        return NULL;
+    }
     if (wl_store_exec(w, "PRAGMA page_size=" WL_SESSION_PAGE_SIZE "; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                 " PRAGMA temp_store=MEMORY;"
                 " PRAGMA cache_size=-65536; BEGIN;", err, err_size) ||

@@ -38,8 +38,6 @@ struct wl_session_writer {
 };
 
 /* Per-capture-file state: interned strings and the rows that later records refer to. */
-
-/* Per-capture-file state: interned strings and the rows that later records refer to. */
 typedef struct import_ctx {
     wl_session_writer *w;
     uint32_t pid;
@@ -67,6 +65,8 @@ typedef struct import_ctx {
     uint64_t *stall_keys;    /* (device << 32 | index) + 1; 0 = empty */
     int64_t *stall_rows;
     uint32_t stall_cap, stall_used;
+    /* API calls held to be written in runs per thread (session_import_api.c) */
+    struct wl_imp_api_runs *api_runs;
     /* capture ranges (--capture-range): whether the MODE record came, the open range's row */
     int capture_mode;
     int64_t capture_open;
@@ -88,6 +88,13 @@ void wl_imp_bind_str(import_ctx *c, sqlite3_stmt *s, int i, uint32_t id);
 
 /* record handlers (session_import_records.c) */
 int wl_imp_dispatch(import_ctx *c, uint16_t type, const uint8_t *p, size_t offset, const char *path);
+/* API call records (session_import_api.c): held and written in runs of one thread's calls, named
+ * from c->api_names when written; flush writes the held ones (before anything reads api_call, and
+ * before a name changes). 0, or -1 with c->err. */
+typedef struct wl_imp_api_runs wl_imp_api_runs;
+int wl_imp_api_call(import_ctx *c, const wlcap_api *a);
+int wl_imp_api_flush(import_ctx *c);
+void wl_imp_api_free(import_ctx *c);
 /* metric records (session_import_metrics.c) */
 int wl_imp_metric_def(import_ctx *c, const wlcap_metric_def *d, size_t offset);
 int wl_imp_metric_range(import_ctx *c, const wlcap_metric_range *r, size_t offset);

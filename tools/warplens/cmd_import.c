@@ -1,7 +1,7 @@
 /* `warplens import -o SESSION CAPTURE...`: builds a session from capture files written by the
  * recorder without `warplens run` (CUDA_INJECTION64_PATH set by hand, or kept with --keep-capture).
  * `warplens import --upgrade SESSION`: adds to a session built by an older warplens what import now
- * derives (kernel identity: operations, shapes, tiers), in place. */
+ * derives (kernel identity: operations, shapes, tiers; launch configuration ids), in place. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,7 +16,7 @@ static int upgrade(const char *path)
         fprintf(stderr, "warplens import: %s\n", err);
         return 1;
     }
-    printf("upgraded %s: kernel identity (operation, shape, tier) derived\n", path);
+    printf("upgraded %s: kernel identity (operation, shape, tier) and launch configuration ids derived\n", path);
     return 0;
 }
 
@@ -26,7 +26,7 @@ static const cli_opt OPTS[] = {
     {O_OUT, 'o', "output", CLI_ARG_REQUIRED, "SESSION", "the session to write (written atomically)", NULL, NULL},
     {O_UPGRADE, 0, "upgrade", CLI_ARG_REQUIRED, "SESSION",
      "add to a session built by an older warplens what import now derives\n"
-     "(kernel identity: operations, shapes, tiers), in place", NULL, NULL},
+     "(kernel identity: operations, shapes, tiers; launch configuration ids), in place", NULL, NULL},
     {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "print nothing but errors (no progress line, no notes on damaged\ncaptures)",
      NULL, NULL},
     {0},
