@@ -116,6 +116,13 @@ static void test_integers(void)
         snprintf(want, sizeof want, "%lld", (long long)sv);
         bad += strcmp(emit(emit_i64, &sv, NULL), want) != 0;
     }
+    /* each power of ten and its neighbours (the digit count's boundaries) */
+    uint64_t p = 1;
+    for (int i = 0; i < 20; i++, p *= 10)
+        for (uint64_t v = p - 1; v != p + 2; v++) {
+            snprintf(want, sizeof want, "%llu", (unsigned long long)v);
+            bad += strcmp(emit(emit_u64, &v, NULL), want) != 0;
+        }
     CHECK_EQ_INT(bad, 0);
     int64_t ns = -1234567;
     CHECK_EQ_STR(emit(emit_us, &ns, NULL), "-1234.567");
@@ -197,6 +204,15 @@ static void test_strings(void)
         ref_str(s, want);
         bad += strcmp(emit(emit_str, s, NULL), want) != 0;
     }
+    /* every byte at every place of a 17-byte string (the 8-byte test, its tail, the bytes after) */
+    for (int c = 1; c < 256; c++)
+        for (int at = 0; at < 17; at++) {
+            memset(s, 'q', 17);
+            s[17] = 0;
+            s[at] = (char)c;
+            ref_str(s, want);
+            bad += strcmp(emit(emit_str, s, NULL), want) != 0;
+        }
     CHECK_EQ_INT(bad, 0);
 }
 

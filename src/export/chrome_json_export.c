@@ -112,8 +112,12 @@ static int js_begin(void *ctx, const wl_tl_slice *sl)
         const wl_pf_arg *a = &sl->args[i];
         if (i)
             wl_json_lit(&s->j, ",");
-        wl_json_str(&s->j, a->name);
-        wl_json_lit(&s->j, ":");
+        if (a->name_len) {
+            wl_json_plain_key(&s->j, a->name, a->name_len);
+        } else {
+            wl_json_str(&s->j, a->name);
+            wl_json_lit(&s->j, ":");
+        }
         switch (a->kind) {
         case WL_PF_ARG_UINT: wl_json_u64(&s->j, a->u); break;
         case WL_PF_ARG_INT: wl_json_i64(&s->j, a->i); break;

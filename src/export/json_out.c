@@ -157,27 +157,57 @@ void wl_json_key(wl_json_out *j, const char *k)
     put(j, ':');
 }
 
-void wl_json_u64(wl_json_out *j, uint64_t v)
+static const char PAIRS[201] = "00010203040506070809101112131415161718192021222324"
+                                "25262728293031323334353637383940414243444546474849"
+                                "50515253545556575859606162636465666768697071727374"
+                                "75767778798081828384858687888990919293949596979899";
+
+/* Decimal digits of v (1 for 0). */
+static inline int digits10(uint64_t v)
 {
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324"
-                                   "25262728293031323334353637383940414243444546474849"
-                                   "50515253545556575859606162636465666768697071727374"
-                                   "75767778798081828384858687888990919293949596979899";
-    char b[24];
-    int i = 24;
-    while (v >= 100) { /* two digits a division */
+    static const uint64_t p10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull,
+                                     100000000ull, 1000000000ull, 10000000000ull, 100000000000ull,
+                                     1000000000000ull, 10000000000000ull, 100000000000000ull,
+                                     1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+                                     1000000000000000000ull, 10000000000000000000ull};
+    int t = ((64 - __builtin_clzll(v | 1)) * 1233) >> 12; /* log10 from log2, at most one short */
+    return t + (v >= p10[t]) + (v == 0);
+}
+
+/* v's digits ending at o (two a division; 32-bit divisions while v fits). */
+static inline void digits_back(char *o, uint64_t v)
+{
+    while (v >= ((uint64_t)1 << 32)) {
         const unsigned r = (unsigned)(v % 100);
         v /= 100;
-        b[--i] = pairs[2 * r + 1];
-        b[--i] = pairs[2 * r];
+        o -= 2;
+        memcpy(o, PAIRS + 2 * r, 2);
     }
-    if (v >= 10) {
-        b[--i] = pairs[2 * v + 1];
-        b[--i] = pairs[2 * v];
-    } else {
-        b[--i] = (char)('0' + v);
+    uint32_t w = (uint32_t)v;
+    while (w >= 100) {
+        const unsigned r = w % 100;
+        w /= 100;
+        o -= 2;
+        memcpy(o, PAIRS + 2 * r, 2);
     }
-    wl_json_raw(j, b + i, (size_t)(24 - i));
+    if (w >= 10)
+        memcpy(o - 2, PAIRS + 2 * w, 2);
+    else
+        o[-1] = (char)('0' + w);
+}
+
+void wl_json_u64(wl_json_out *j, uint64_t v)
+{
+    int n = digits10(v);
+    if ((size_t)n <= j->cap - j->n) { /* straight into the buffer */
+        digits_back(j->buf + j->n + n, v);
+        j->n += (size_t)n;
+        j->bytes += (uint64_t)n;
+        return;
+    }
+    char b[24];
+    digits_back(b + n, v);
+    wl_json_raw(j, b, (size_t)n);
 }
 
 void wl_json_i64(wl_json_out *j, int64_t v)

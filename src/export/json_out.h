@@ -47,6 +47,23 @@ static inline void wl_json_lit(wl_json_out *j, const char *s) { wl_json_raw(j, s
 /* "escaped string"; '<' is written as \u003c so the text can sit inside an HTML <script>. */
 void wl_json_str(wl_json_out *j, const char *s);
 void wl_json_key(wl_json_out *j, const char *k);          /* ,"k": (a member after the first) */
+/* "k": for a name of n bytes known to need no escaping (a literal of ours), in one copy */
+static inline void wl_json_plain_key(wl_json_out *j, const char *k, size_t n)
+{
+    if (n + 3 <= j->cap - j->n) {
+        char *o = j->buf + j->n;
+        o[0] = '"';
+        memcpy(o + 1, k, n);
+        o[n + 1] = '"';
+        o[n + 2] = ':';
+        j->n += n + 3;
+        j->bytes += n + 3;
+    } else {
+        wl_json_raw(j, "\"", 1);
+        wl_json_raw(j, k, n);
+        wl_json_raw(j, "\":", 2);
+    }
+}
 void wl_json_u64(wl_json_out *j, uint64_t v);
 void wl_json_i64(wl_json_out *j, int64_t v);
 void wl_json_double(wl_json_out *j, double v);            /* null when not finite; 6 digits */

@@ -109,6 +109,8 @@ enum { WL_PF_ARG_UINT = 1, WL_PF_ARG_INT, WL_PF_ARG_DOUBLE, WL_PF_ARG_STRING, WL
 
 typedef struct wl_pf_arg {        /* a DebugAnnotation; its name is interned */
     const char *name;
+    uint16_t name_len;            /* > 0: name is a literal of ours in plain ASCII, this long (the
+                                     JSON writer copies it without escaping); 0: any name */
     int kind;                     /* WL_PF_ARG_* */
     uint64_t u;
     int64_t i;

@@ -18,11 +18,14 @@
 
 /* ---- slices ----------------------------------------------------------------------------------- */
 
-static wl_pf_arg arg_u(const char *n, uint64_t v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_UINT, .u = v}; }
-static wl_pf_arg arg_i(const char *n, int64_t v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_INT, .i = v}; }
-static wl_pf_arg arg_d(const char *n, double v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_DOUBLE, .d = v}; }
-static wl_pf_arg arg_s(const char *n, const char *v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_STRING, .s = v}; }
-static wl_pf_arg arg_b(const char *n, int v) { return (wl_pf_arg){.name = n, .kind = WL_PF_ARG_BOOL, .u = (uint64_t)!!v}; }
+/* Args named by a string literal ("" n refuses anything else): its length is known and the JSON
+ * writer copies it as it is (the names below are plain ASCII). */
+#define ARG_NAME(n) .name = "" n, .name_len = sizeof(n) - 1
+#define arg_u(n, v) ((wl_pf_arg){ARG_NAME(n), .kind = WL_PF_ARG_UINT, .u = (uint64_t)(v)})
+#define arg_i(n, v) ((wl_pf_arg){ARG_NAME(n), .kind = WL_PF_ARG_INT, .i = (int64_t)(v)})
+#define arg_d(n, v) ((wl_pf_arg){ARG_NAME(n), .kind = WL_PF_ARG_DOUBLE, .d = (v)})
+#define arg_s(n, v) ((wl_pf_arg){ARG_NAME(n), .kind = WL_PF_ARG_STRING, .s = (v)})
+#define arg_b(n, v) ((wl_pf_arg){ARG_NAME(n), .kind = WL_PF_ARG_BOOL, .u = (uint64_t)!!(v)})
 
 /* "264x1x1" without printf (this runs once per kernel) */
 static const char *dims(char *b, const int d[3])
@@ -199,7 +202,7 @@ static int gpu_item(tl_model *m, const wl_gpu_item *it)
         args[n++] = arg_u("bytes", it->bytes);
         if (it->src_kind[0])
             args[n++] = arg_s("src", it->src_kind);
-        args[n++] = arg_s(it->kind == WL_GPU_MEMCPY ? "dst" : "memory", it->dst_kind);
+        args[n++] = it->kind == WL_GPU_MEMCPY ? arg_s("dst", it->dst_kind) : arg_s("memory", it->dst_kind);
         args[n++] = arg_d("bandwidth_gbps", it->gbps);
     }
     args[n++] = arg_u("correlation_id", it->correlation_id);
