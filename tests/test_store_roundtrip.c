@@ -391,6 +391,21 @@ static void test_hostile_captures(void)
 }
 
 /* Synchronisation waits come from the sync API calls when the capture has no CUPTI sync records. */
+/* b written as <name>.wlcap (b's buffer freed), imported as <name>.wlsession, opened read-only. */
+static sqlite3 *import_built(capbuf *b, const char *name)
+{
+    char cap[600], out[600], err[512], file[64];
+    snprintf(file, sizeof file, "%.40s.wlcap", name);
+    CHECK(cb_write(b, path_in_dir(file, cap, sizeof cap)) == 0);
+    free(b->data);
+    snprintf(file, sizeof file, "%.40s.wlsession", name);
+    wl_import_stats stats;
+    CHECK(test_import_capture(cap, path_in_dir(file, out, sizeof out), &stats, err, sizeof err) == 0);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    return db;
+}
+
 static void test_sync_from_api(void)
 {
     capbuf b;
@@ -404,13 +419,7 @@ static void test_sync_from_api(void)
     for (uint32_t i = 1; i <= 4; i++)
         add_api(&b, i, 7, 100 + i, T0 + i * 1000, T0 + i * 1000 + 500 * i);
     add_api(&b, 2, 7, 200, T0 + 9000, T0 + 9100); /* a second stream sync */
-    char cap[600], out[600], err[512];
-    CHECK(cb_write(&b, path_in_dir("sync.wlcap", cap, sizeof cap)) == 0);
-    free(b.data);
-    wl_import_stats stats;
-    CHECK(test_import_capture(cap, path_in_dir("sync.wlsession", out, sizeof out), &stats, err, sizeof err) == 0);
-    sqlite3 *db;
-    CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3 *db = import_built(&b, "sync");
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM sync"), 5);
     CHECK_EQ_INT(test_sql_int(db, "SELECT duration_ns FROM sync WHERE type = 'context'"), 500);
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM sync WHERE type = 'stream'"), 2);
@@ -438,13 +447,7 @@ static void test_api_runs(uint32_t THREADS, uint32_t CALLS, int64_t max_runs)
                 cb_record(&b, WLCAP_API_NAME, &n[1], sizeof n[1]);
             add_api(&b, corr % 97 == 0 ? 2 : 1, 1000 + t, corr, T0 + corr * 100, T0 + corr * 100 + 50);
         }
-    char cap[600], out[600], err[512];
-    CHECK(cb_write(&b, path_in_dir("runs.wlcap", cap, sizeof cap)) == 0);
-    free(b.data);
-    wl_import_stats stats;
-    CHECK(test_import_capture(cap, path_in_dir("runs.wlsession", out, sizeof out), &stats, err, sizeof err) == 0);
-    sqlite3 *db;
-    CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3 *db = import_built(&b, "runs");
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM api_call"), THREADS * CALLS);
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(DISTINCT correlation_id) FROM api_call"), THREADS * CALLS);
     CHECK_EQ_INT(test_sql_int(db, "SELECT count(*) FROM api_call WHERE name = 'cbid_2'"), 999 / 97);
