@@ -3,7 +3,7 @@
  * the whole table for `stats`); here each row is read once, in rowid order, and folded into hash
  * tables keyed by the grouping columns, so the cost is one sequential scan. The duration
  * percentiles are exact: the durations of timed kernels are kept (8 bytes per kernel) and the
- * ranks selected by radix selection, linear and independent of the values' order.
+ * ranks selected by radix selection (common/rank_select.h).
  * Results, order and NULL handling are those of the SQL it replaces: a NULL in a grouping column
  * is its own group and reads as 0, aggregates leave NULLs out. */
 #include <pthread.h>
@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/rank_select.h"
 #include "store/gpu_busy.h"
 #include "store/kernel_config.h"
 #include "store/session_cursors_internal.h"
@@ -79,46 +80,6 @@ static int key_cmp(const int64_t *a, const int64_t *b, int nk)
             return a[i] < b[i] ? -1 : 1;
     }
     return 0;
-}
-
-/* ---- exact ranks by radix selection -------------------------------------------------------- */
-
-/* The k-th smallest (0-based) of v[0..n): 16 bits at a time, the candidates sharing the chosen
- * leading digits are swapped to the front (v keeps the same values, in another order). */
-static uint64_t select_rank(uint64_t *v, size_t n, size_t k, uint64_t max, uint32_t *hist)
-{
-    size_t lo = 0, cnt = n;
-    int top = 48; /* digits above max's highest are 0 in every value: no pass over them */
-    while (top > 0 && !(max >> top))
-        top -= 16;
-    for (int shift = top; shift >= 0; shift -= 16) {
-        memset(hist, 0, 65536 * sizeof *hist);
-        for (size_t i = lo; i < lo + cnt; i++)
-            hist[v[i] >> shift & 0xffff]++;
-        uint32_t d = 0;
-        while (k >= hist[d])
-            k -= hist[d++];
-        size_t w = lo;
-        for (size_t i = lo; i < lo + cnt; i++)
-            if ((v[i] >> shift & 0xffff) == d) {
-                uint64_t t = v[w];
-                v[w++] = v[i];
-                v[i] = t;
-            }
-        cnt = hist[d];
-        if (cnt == 1 || shift == 0)
-            return v[lo + k];
-    }
-    return v[lo + k];
-}
-
-static uint64_t nearest_rank(uint64_t *v, size_t n, double pct, uint64_t max, uint32_t *hist)
-{
-    if (!n)
-        return 0;
-    size_t rank = (size_t)(pct / 100.0 * (double)n + 0.999999999);
-    rank = rank < 1 ? 1 : rank > n ? n : rank;
-    return select_rank(v, n, rank - 1, max, hist);
 }
 
 /* ---- the pass ------------------------------------------------------------------------------- */
@@ -346,7 +307,7 @@ static int summaries(sqlite3 *db, agg *a, wl_kernel_aggregate *out)
         if (!n->top || e->calls > n->top->calls || (e->calls == n->top->calls && key_cmp(e->k, n->top->k, NPAIR) < 0))
             n->top = e;
     }
-    uint32_t *hist = malloc(65536 * sizeof *hist);
+    uint32_t *hist = malloc(WL_RANK_HIST * sizeof *hist);
     out->sums = calloc(a->n_names ? a->n_names : 1, sizeof *out->sums);
     sqlite3_stmt *st = NULL;
     if (!hist || !out->sums ||
@@ -381,8 +342,8 @@ static int summaries(sqlite3 *db, agg *a, wl_kernel_aggregate *out)
             r->grid[d] = (int)n->top->k[1 + d];
             r->block[d] = (int)n->top->k[4 + d];
         }
-        r->p50_ns = nearest_rank(n->dur, n->n_dur, 50, n->max, hist);
-        r->p99_ns = nearest_rank(n->dur, n->n_dur, 99, n->max, hist);
+        r->p50_ns = wl_nearest_rank(n->dur, n->n_dur, 50, n->max, hist);
+        r->p99_ns = wl_nearest_rank(n->dur, n->n_dur, 99, n->max, hist);
     }
     sqlite3_finalize(st);
     free(hist);
