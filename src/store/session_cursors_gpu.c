@@ -237,7 +237,7 @@ static int fill_config(wl_gpu_cursor *c, kernel_row *r, int64_t id, int has_id)
 }
 
 /* A narrow row's cells (get(arg, i): column i) into the wide row's places. */
-#define READ_NARROW(r, get, arg)                                                            \
+#define READ_NARROW(r, get, arg)                                                                        \
     do {                                                                                                \
         for (int i_ = 0; i_ < 12; i_++)                                                                 \
             (r)->v[i_] = get(arg, i_);                                                                  \
