@@ -3,7 +3,8 @@
 # it for every kernel, one id per distinct launch configuration; every reader that takes the
 # configuration from it (exports, stats, advise, report, kernels) gives the same bytes as on the
 # same session without the column and with NULL ids; an id that does not match its row is damage,
-# left out and named; merge and `import --upgrade` compute the ids rather than copy them.
+# left out and named; merge and `import --upgrade` compute the ids rather than copy them. The real
+# two-rank job merged covers the readers' other path (through the start index, several processes).
 set -u
 BIN=${WARPLENS_BIN:?WARPLENS_BIN not set}
 SRC=${WARPLENS_SOURCE_DIR:?WARPLENS_SOURCE_DIR not set}
@@ -71,6 +72,18 @@ check '[ $? = 0 ] && [ "$(q merged.wlsession "SELECT count(*) FROM kernel WHERE 
     "merge: every kernel has an id"
 "$BIN" info --check merged.wlsession >check.txt
 check '[ $? = 0 ]' "merge: the ids are the rows' own: $(cat check.txt)"
+# two processes: the readers take the kernels through kernel_by_start, not in table order; the same bytes
+mkdir mid mwide
+cp merged.wlsession mid/s.wlsession
+cp merged.wlsession mwide/s.wlsession
+q mwide/s.wlsession "ALTER TABLE kernel DROP COLUMN config_id"
+for d in mid mwide; do
+    outputs $d
+    check '[ $? = 0 ]' "merged $d: every reader ran"
+done
+for f in t.pftrace t.json t.jfr stats.txt advise.json r.html kernels.json; do
+    check 'cmp -s mid/$f mwide/$f' "merged $f: differs between the ids and the columns"
+done
 cp "$DATA/demo-h100.wlsession" old.wlsession
 "$BIN" import --upgrade old.wlsession >/dev/null
 check '[ $? = 0 ] && [ "$(q old.wlsession "SELECT count(*) FROM kernel WHERE config_id IS NULL")" = 0 ]' \
