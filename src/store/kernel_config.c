@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/sql_util.h"
+
 struct wl_kcfg_slot {
     int64_t id; /* -1: empty (ids are non-negative) */
     wl_kcfg cfg;
@@ -54,12 +56,9 @@ int wl_kcfg_register(sqlite3 *db)
 
 int wl_kcfg_derive(sqlite3 *db)
 {
-    sqlite3_stmt *has = NULL;
-    int present = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('kernel') WHERE name = 'config_id'", -1,
-                                     &has, NULL) == SQLITE_OK && sqlite3_step(has) == SQLITE_ROW;
-    sqlite3_finalize(has);
     if (wl_kcfg_register(db) ||
-        (!present && sqlite3_exec(db, "ALTER TABLE kernel ADD COLUMN config_id INTEGER", NULL, NULL, NULL) != SQLITE_OK))
+        (!wl_sql_has_column(db, "kernel", "config_id") &&
+         sqlite3_exec(db, "ALTER TABLE kernel ADD COLUMN config_id INTEGER", NULL, NULL, NULL) != SQLITE_OK))
         return -1;
     return sqlite3_exec(db, "UPDATE kernel SET config_id = wl_kernel_config_id(" WL_KCFG_SQL_COLS("") ")", NULL, NULL,
                         NULL) == SQLITE_OK ? 0 : -1;

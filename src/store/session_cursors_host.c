@@ -129,14 +129,9 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
              wl_sql_has_column(c->db, "scope", "app_thread_id") ? "coalesce(app_thread_id, 0)" : "0",
              by_start ? BY_START : BY_THREAD);
     int has_timers = wl_sql_has_table(c->db, "timer");
-    sqlite3_stmt *probe = NULL;
     snprintf(timer, sizeof timer, "%s%s", has_timers ? TIMER_SQL : NO_TIMER_SQL, by_start ? BY_START : BY_THREAD);
     /* sessions imported before api_call.flow_id existed lack the column: join as they always did */
-    if (sqlite3_prepare_v2(c->db, "SELECT 1 FROM pragma_table_info('api_call') WHERE name = 'flow_id'", -1, &probe,
-                           NULL) == SQLITE_OK) {
-        c->flow_col = sqlite3_step(probe) == SQLITE_ROW;
-        sqlite3_finalize(probe);
-    }
+    c->flow_col = wl_sql_has_column(c->db, "api_call", "flow_id");
     int cap = 16, rc = wl_cur_cache_open_runs(&c->scopes, c->db, SCOPE_NAME_SQL, SCOPE_RUN_SQL);
     if (rc == 0 && !(c->src = calloc((size_t)cap, sizeof *c->src)))
         rc = -1;

@@ -3,14 +3,14 @@
  * Why runs: the capture hands over the calls of all threads in the order they returned, so in a
  * session written as they came the next call of one thread is rows away from the last. The
  * readers that walk each thread's calls (the exports' host reader, through api_by_thread) then
- * make SQLite seek the table from its root for every call; written in runs of API_RUN calls of
+ * make SQLite seek the table from its root for every call; written in runs of WL_API_RUN calls of
  * one thread, the next call is the next row, a step (a fifth of the host reader's CPU with four
  * launching threads, bench/results/export.txt). Nothing reads api_call before the import ends
  * (the links to kernels, copies and sets are made by SQL afterwards, by correlation id), and each
  * thread's calls keep their order: only the ids the calls get change.
  * A held call keeps its record, not its name: the name is looked up when the run is written, and
  * a name record flushes every held call first, so a call is written with the name it had.
- * Memory: 10 KiB a thread with calls held (API_RUN records of 40 bytes), at most API_RUN_THREADS
+ * Memory: 10 KiB a thread with calls held (WL_API_RUN records of 40 bytes), at most API_RUN_THREADS
  * threads (2.5 MiB); past them, the run holding the most calls is written to make room. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +18,11 @@
 #include "store/cupti_enums.h"
 #include "store/session_writer_internal.h"
 
-#define API_RUN 256
 #define API_RUN_THREADS 256
 
 typedef struct api_run {
     uint32_t pid, tid, n;
-    wlcap_api calls[API_RUN];
+    wlcap_api calls[WL_API_RUN];
 } api_run;
 
 struct wl_imp_api_runs {
@@ -100,7 +99,7 @@ int wl_imp_api_call(import_ctx *c, const wlcap_api *a)
     if (!r)
         return c->err[0] ? -1 : wl_store_set_err(c->err, c->err_size, "out of memory");
     r->calls[r->n++] = *a;
-    return r->n == API_RUN ? write_run(c, r) : 0;
+    return r->n == WL_API_RUN ? write_run(c, r) : 0;
 }
 
 int wl_imp_api_flush(import_ctx *c)

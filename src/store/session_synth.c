@@ -11,12 +11,12 @@
 #include "store/schema.h"
 #include "store/session_identity.h"
 #include "store/session_draft.h"
+#include "store/session_writer.h"
 
 #define PID 4242
 #define T0 UINT64_C(1795343000000000000)
 #define MAX_THREADS 64
 #define MAX_STREAMS 64
-#define SYNTH_API_RUN 256 /* session_import_api.c's API_RUN */
 
 void wl_synth_defaults(wl_synth_options *o)
 {
@@ -109,10 +109,10 @@ static call api(synth *y, uint32_t tid, const char *name, const char *category, 
 {
     sqlite3_stmt *s = y->st[S_API];
     int th = (int)(tid - PID) % MAX_THREADS;
-    if (!y->run_left[th]) { /* the thread's next run of SYNTH_API_RUN ids */
+    if (!y->run_left[th]) { /* the thread's next run of WL_API_RUN ids */
         y->run_next[th] = y->next_api + 1;
-        y->run_left[th] = SYNTH_API_RUN;
-        y->next_api += SYNTH_API_RUN;
+        y->run_left[th] = WL_API_RUN;
+        y->next_api += WL_API_RUN;
     }
     int64_t id = y->run_next[th]++;
     y->run_left[th]--;

@@ -11,6 +11,10 @@
 
 typedef struct wl_session_writer wl_session_writer;
 
+/* API calls are written in runs of up to this many calls of one thread (session_import_api.c);
+ * the synthetic sessions lay their calls out the same way (session_synth.c). */
+#define WL_API_RUN 256
+
 typedef struct wl_import_stats {
     uint64_t kernels, memcpys, memsets, api_calls, syncs, nvtx_ranges, nvtx_marks, scopes, threads;
     uint64_t lost;          /* records reported lost by the recorder */
