@@ -60,8 +60,9 @@ static char *to_file(wl_session *s, export_fn fn, const char *path, size_t *n, w
     return buf;
 }
 
-/* How the file's exports on one handle must have read the kernels. */
-enum { TABLE_ORDER, RESTART, BY_INDEX };
+/* How the file's exports on one handle must have read the kernels (PACK: both streams read the
+ * export pack, row_pack.h, which knows the untimed kernels). */
+enum { TABLE_ORDER, RESTART, BY_INDEX, PACK };
 
 /* untimed: the kernels without timestamps a table-order read must have counted on the way. */
 static void compare(const char *session, const char *out, int exports_per_handle, int how, int64_t untimed)
@@ -86,10 +87,10 @@ static void compare(const char *session, const char *out, int exports_per_handle
             CHECK_EQ_INT(sf.events, sm.events);
             CHECK(sf.events > 40000);
             CHECK_EQ_INT(sm.restarted, 0); /* a memory stream reads by the index: nothing to start over */
-            CHECK_EQ_INT(sm.tl.untimed_kernels, -1);
+            CHECK_EQ_INT(sm.tl.untimed_kernels, how == PACK ? untimed : -1);
             /* after a restart the handle reads by the index: every later export too */
             CHECK_EQ_INT(sf.restarted, how == RESTART && k == 0);
-            CHECK_EQ_INT(sf.tl.untimed_kernels, how == TABLE_ORDER ? untimed : -1);
+            CHECK_EQ_INT(sf.tl.untimed_kernels, how == TABLE_ORDER || how == PACK ? untimed : -1);
             free(b);
         }
         free(m);
@@ -130,10 +131,16 @@ int main(void)
     snprintf(path, sizeof path, "%s/s.wlsession", dir);
     snprintf(out, sizeof out, "%s/out", dir);
     CHECK_EQ_INT(test_synth_walk_session(path, 20000, err, sizeof err), 0); /* windows' worth */
+    compare(path, out, 1, PACK, 0);
+
+    /* without the pack, the kernels' own table in its order */
+    sqlite3 *db;
+    CHECK(sqlite3_open(path, &db) == SQLITE_OK);
+    CHECK(sqlite3_exec(db, "DROP TABLE pack_block", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(db);
     compare(path, out, 1, TABLE_ORDER, 0);
 
     /* every third kernel annotated (kernel 9 twice: a first row, then another) */
-    sqlite3 *db;
     CHECK(sqlite3_open(path, &db) == SQLITE_OK);
     CHECK(sqlite3_exec(db, "INSERT INTO annotation (pid, tid, target, correlation_id, scope_id, kernel_id, flops, bytes,"
                            " precision) VALUES (1, 1, 'kernel', 0, NULL, 9, 1, 2, 'fp16');"

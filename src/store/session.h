@@ -52,6 +52,17 @@ int wl_session_damage(wl_session *s, int examples, wl_damage_count *out, int max
 /* What the reads so far left out, one line ("api_call row 1: pid is text ''"); 1 when anything
  * was, else 0 with out "". */
 int wl_session_damage_note(wl_session *s, char *out, size_t out_size);
+/* 1 with why in out when the session's export pack does not match its rows (the exports then
+ * read the rows, slower; `warplens import --upgrade` writes it again), else 0. */
+int wl_session_pack_note(wl_session *s, char *out, size_t out_size);
+/* The export pack (`warplens info`): state 1 read by the exports, 0 none, -1 there but not read
+ * (it does not match the rows); what it holds (api_calls -1: not packed) and its size. */
+typedef struct wl_session_pack {
+    int state;
+    uint64_t kernels, bytes;
+    int64_t api_calls;
+} wl_session_pack;
+int wl_session_pack_info(wl_session *s, wl_session_pack *out);
 /* Why row `rowid` of table (its id, for tables with one) was left out: 1 with "<column> <what is
  * wrong>" in out; 0 when it was not (it is sound, or there is no such row). */
 int wl_session_row_fault(wl_session *s, const char *table, int64_t rowid, char *out, size_t out_size);

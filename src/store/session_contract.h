@@ -49,8 +49,9 @@ typedef struct wl_contract_env {
 #define WL_TIME_MAX ((int64_t)1 << 62)
 /* Bump when a check's logic changes what it accepts (wl_contract_check, a table's relate, the
  * window): sessions that the per-user cache (check_cache.h) holds as sound are then checked again.
- * Changes to the tables below change the contract's fingerprint by themselves. */
-#define WL_CONTRACT_REVISION 2
+ * Changes to the tables below change the contract's fingerprint by themselves. 3: a session is
+ * sound only with its export pack matching its rows (row_pack.h). */
+#define WL_CONTRACT_REVISION 3
 #define WL_PM_DEVICE_KEY(pid, dev) ((int64_t)((uint64_t)(pid) << 32 | (uint32_t)(dev)))
 
 typedef struct wl_table_rule {

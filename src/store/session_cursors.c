@@ -32,6 +32,12 @@ int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db)
     return -1;
 }
 
+int wl_cur_has_ident(sqlite3 *db)
+{
+    return wl_sql_has_table(db, "op") && wl_sql_has_column(db, "kernel", "op_id") &&
+           wl_sql_has_column(db, "scope", "app_thread_id");
+}
+
 /* The (pid, tid) after ?1, ?2 with API calls: an index seek or two per thread (a row-value
  * comparison `(pid, tid) > (?1, ?2)` walks every index entry of the pid after the last thread). */
 const char *const WL_CUR_THREADS_SQL =

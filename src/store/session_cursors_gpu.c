@@ -10,6 +10,7 @@
 
 #include "store/kernel_config.h"
 #include "store/reorder.h"
+#include "store/row_pack.h"
 #include "store/session_cursors.h"
 #include "store/session_cursors_internal.h"
 #include "store/session_internal.h"
@@ -21,16 +22,9 @@
  * NULL reads as 0 through sqlite3_column_*, so only columns whose NULL means something else are
  * coalesced (every expression costs per row). Linked statements join the API call for the flow
  * rule; unlinked ones (the timeline's) have flow 0 and no join. Rows come in start order only:
- * ties are rare and any order of equal starts nests or lands on an overlap lane. */
-#define KERNEL_COLUMNS(flow, ident)                                                                     \
-    "k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, " flow ","          \
-    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1), coalesce(k.tid, -1), k.name_id,"              \
-    " k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"                                   \
-    " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"          \
-    " k.registers_per_thread, k.static_smem, k.dynamic_smem, k.smem_limit_config,"                      \
-    " coalesce(k.carveout_requested, -1), coalesce(k.queue_delay_ns, -1), k.local_mem_per_thread,"      \
-    " coalesce(k.submit_delay_ns, -1)" ident
-/* Sessions with kernel.config_id (kernel_config.h): the 16 configuration cells come from the
+ * ties are rare and any order of equal starts nests or lands on an overlap lane. The kernels'
+ * columns (WL_CUR_KERNEL_COLUMNS) are in session_cursors_internal.h: the export pack holds them.
+ * Sessions with kernel.config_id (kernel_config.h): the 16 configuration cells come from the
  * cursor's cache by id instead (12 config id, 13 queue delay, 14 submit delay, 15-16 identity). */
 #define KERNEL_NARROW(flow, ident)                                                                      \
     "k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, " flow ","          \
@@ -52,14 +46,13 @@
     "CASE WHEN a.id IS NOT NULL AND a.pid = " t ".pid AND a.correlation_id = " t ".correlation_id"      \
     " AND a.category " cat " AND " t ".start_ns >= a.start_ns THEN " t ".id * 4 + " n " ELSE 0 END"
 #define JOIN_API(t) " LEFT JOIN api_call a ON a.id = " t ".api_id"
-/* Kernel identity (session_identity.h), in sessions that carry it: 27 op id (-1 none), 28 tier. */
-#define IDENT ", coalesce(k.op_id, -1), k.tier"
-#define NO_IDENT ", -1, NULL"
+#define IDENT WL_CUR_IDENT
+#define NO_IDENT WL_CUR_NO_IDENT
 #define KERNEL_FLOW FLOW_IF("k", "IN ('launch', 'graph_launch')", "1")
 #define KERNEL_SQLS_OF(cols)                                                                            \
     {{KERNEL_SQL(cols, "0", "", NO_IDENT), KERNEL_SQL(cols, "0", "", IDENT)},                           \
      {KERNEL_SQL(cols, KERNEL_FLOW, JOIN_API("k"), NO_IDENT), KERNEL_SQL(cols, KERNEL_FLOW, JOIN_API("k"), IDENT)}}
-static const char *const KERNEL_SQLS[2][2][2] = {KERNEL_SQLS_OF(KERNEL_COLUMNS), KERNEL_SQLS_OF(KERNEL_NARROW)};
+static const char *const KERNEL_SQLS[2][2][2] = {KERNEL_SQLS_OF(WL_CUR_KERNEL_COLUMNS), KERNEL_SQLS_OF(KERNEL_NARROW)};
 static const char *const GPU_SQL[2][3] = {
     {NULL, MEMCPY_SQL("0", ""), MEMSET_SQL("0", "")},
     {NULL, MEMCPY_SQL(FLOW_IF("m", "= 'memcpy'", "2"), JOIN_API("m")),
@@ -70,7 +63,7 @@ static const char *const GPU_SQL[2][3] = {
  * wl_gpu_cursor_untimed). */
 #define KERNEL_FOLD_SQL(cols, ident) "SELECT wl_fold(?1, " cols("0", ident) ", k.has_timestamps) FROM kernel k"
 static const char *const KERNEL_FOLD_SQLS[2][2] = {
-    {KERNEL_FOLD_SQL(KERNEL_COLUMNS, NO_IDENT), KERNEL_FOLD_SQL(KERNEL_COLUMNS, IDENT)},
+    {KERNEL_FOLD_SQL(WL_CUR_KERNEL_COLUMNS, NO_IDENT), KERNEL_FOLD_SQL(WL_CUR_KERNEL_COLUMNS, IDENT)},
     {KERNEL_FOLD_SQL(KERNEL_NARROW, NO_IDENT), KERNEL_FOLD_SQL(KERNEL_NARROW, IDENT)}};
 #define KERNEL_COLS 29 /* columns of a kernel row: 28 integers, then the tier (text) */
 #define NARROW_COLS 17 /* ... as KERNEL_NARROW reads them: 16 integers, then the tier */
@@ -97,6 +90,7 @@ struct wl_gpu_cursor {
     int ident;                 /* the session carries kernel identity */
     int narrow;                /* ... and kernel.config_id: KERNEL_NARROW's columns */
     wl_kcfg_cache cfgs;        /* the configurations seen, by id */
+    wl_pack_reader *pack;      /* the kernels come from the export pack (row_pack.h), not src[0] */
     int table;                 /* wl_gpu_cursor_each folds the kernels in table order */
     int broke;                 /* ... and they came later than the window allows */
     int64_t untimed;           /* kernels without timestamps the table-order walk saw; -1 unknown */
@@ -116,6 +110,7 @@ void wl_gpu_cursor_close(wl_gpu_cursor *c)
     wl_cur_cache_close(&c->kernels);
     wl_cur_cache_close(&c->ops);
     wl_kcfg_cache_close(&c->cfgs);
+    wl_pack_close(c->pack);
     sqlite3_close(c->db);
     free(c);
 }
@@ -173,8 +168,7 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, 
         free(c);
         return NULL;
     }
-    c->ident = wl_sql_has_table(c->db, "op") && wl_sql_has_column(c->db, "kernel", "op_id") &&
-               wl_sql_has_column(c->db, "scope", "app_thread_id");
+    c->ident = wl_cur_has_ident(c->db);
     int rc = wl_cur_cache_open_runs(&c->scopes, c->db, c->ident ? SCOPE_THREAD_SQL : SCOPE_NAME_SQL,
                                     c->ident ? SCOPE_THREAD_RUN_SQL : SCOPE_RUN_SQL) ||
              wl_cur_cache_open(&c->kernels, c->db,
@@ -184,14 +178,19 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, 
     c->narrow = rc == 0 && wl_sql_has_column(c->db, "kernel", "config_id");
     if (c->narrow)
         rc = wl_kcfg_cache_open(&c->cfgs, c->db);
-    for (int i = 0; rc == 0 && i < 3; i++) {
+    /* the export pack, when the census matched it to the rows: the timeline's unlinked read (a pack
+     * that cannot be opened after all leaves the rows to be read) */
+    char why[200];
+    if (rc == 0 && !linked && s->pack && c->ident && (c->pack = wl_pack_open(c->db, WL_PACK_KERNEL, why, sizeof why)))
+        c->untimed = (int64_t)wl_pack_untimed(c->pack);
+    for (int i = c->pack ? 1 : 0; rc == 0 && i < 3; i++) {
         const char *sql = i == 0 ? KERNEL_SQLS[c->narrow][linked][c->ident] : GPU_SQL[linked][i];
         rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->src[i].st, NULL);
         c->src[i].nkeys = 1;
     }
     /* table order where it can be near start order: unlinked (no join), one process (the rows of
      * several are held apart in the table), not found out of order before on this handle */
-    c->table = rc == 0 && !linked && (flags & WL_CUR_TABLE_ORDER) && !s->work_unordered &&
+    c->table = rc == 0 && !c->pack && !linked && (flags & WL_CUR_TABLE_ORDER) && !s->work_unordered &&
                wl_sql_scalar_u64(c->db, "SELECT count(DISTINCT pid) FROM process") <= 1 && samples_in_order(c->db);
     if (rc) {
         wl_cur_set_err(err, err_size, "GPU cursor", c->db);
@@ -355,13 +354,34 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const kernel_row *k, w
     return 0;
 }
 
+/* The pack's next kernel as source 0's ready row, decoded into c->row: 1, 0 at the end, -1 damaged. */
+static int pack_peek(wl_gpu_cursor *c)
+{
+    wl_cur_source *src = &c->src[0];
+    if (src->state)
+        return src->state == 1;
+    wl_pack_row r;
+    int got = wl_pack_next(c->pack, &r);
+    if (got <= 0) {
+        src->state = 2;
+        return got;
+    }
+    memcpy(c->row.v, r.v, sizeof c->row.v);
+    size_t n = r.len[KERNEL_COLS - 1] < sizeof c->row.tier ? r.len[KERNEL_COLS - 1] : sizeof c->row.tier - 1;
+    memcpy(c->row.tier, r.text[KERNEL_COLS - 1], n); /* as wl_cur_text_col copies a column */
+    c->row.tier[n] = 0;
+    src->key[0] = r.v[0];
+    src->state = 1;
+    return 1;
+}
+
 int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *it)
 {
     if (c->last >= 0)
         c->src[c->last].state = 0;
     int best = -1;
     for (int i = 0; i < 3; i++) {
-        int r = wl_cur_peek(&c->src[i]);
+        int r = i == 0 && c->pack ? pack_peek(c) : wl_cur_peek(&c->src[i]);
         if (r < 0)
             return -1;
         if (r && (best < 0 || gpu_less(&c->src[i], i, &c->src[best], best)))
@@ -370,7 +390,7 @@ int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *it)
     c->last = best;
     if (best < 0)
         return 0;
-    if (best == 0 && read_kernel(c, c->src[0].st, &c->row))
+    if (best == 0 && !c->pack && read_kernel(c, c->src[0].st, &c->row))
         return -1;
     return gpu_decode(c, c->src[best].st, best ? NULL : &c->row, (wl_gpu_kind)(best + 1), it) ? -1 : 1;
 }

@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "common/grow.h"
+#include "store/row_pack.h"
 #include "store/session_cursors.h"
 #include "store/session_cursors_internal.h"
+#include "store/session_internal.h"
 #include "store/sql_util.h"
 
 /* Host intervals come thread by thread, or in start order across all threads (by_start: then
@@ -30,7 +32,7 @@
     " t.kind || ' ' || coalesce(c.name, t.category), 0 FROM timer t LEFT JOIN timer_category c"          \
     " ON c.pid = t.pid AND c.id = t.category WHERE t.status = 'done' AND t.duration_ns IS NOT NULL ORDER BY "
 #define NO_TIMER_SQL "SELECT 0, 0, 0, 0, 0, '', '', 0 WHERE 0 ORDER BY "
-static const char *const BY_START = "3, 4 DESC, 1, 2, 5", *const BY_THREAD = "1, 2, 3, 4 DESC, 5";
+static const char *const BY_START = WL_CUR_BY_START, *const BY_THREAD = "1, 2, 3, 4 DESC, 5";
 /* One row per kernel a launch started (graph launches: several, in kernel id order), else one row
  * with a NULL flow; non-launch calls do not probe (the index key is NULL). */
 static const char *const API_SQL =
@@ -41,23 +43,20 @@ static const char *const API_SQL =
     " WHERE a.pid = ?1 AND a.tid = ?2 ORDER BY a.start_ns, a.id";
 /* Sessions whose api_call rows carry flow_id (filled at import by WL_FLOW_LINK_SQL): column 11
  * is the call's one flow id, 0 for none, NULL when it has several (looked up by probing). */
-static const char *const API_FLOW_SQL =
-    "SELECT ?1, ?2, start_ns, max(end_ns, start_ns), id, name, category, 0, correlation_id, return_value,"
-    " coalesce(scope_id, -1), flow_id FROM api_call WHERE pid = ?1 AND tid = ?2 ORDER BY start_ns, id";
-/* Past MAX_THREAD_SOURCES threads (a session whose tids were damaged into one per call, say),
- * statements per thread would cost memory and time with their number (each step of SQLite
+static const char *const API_FLOW_SQL = WL_CUR_API_THREAD_SQL;
+/* Past WL_CUR_MAX_THREAD_SOURCES threads (a session whose tids were damaged into one per call,
+ * say), statements per thread would cost memory and time with their number (each step of SQLite
  * walks the connection's open cursors): then one statement sorts all API calls, in the merge's
  * order (pid, tid first when by thread; then start, the longer first, id). */
-#define MAX_THREAD_SOURCES 256
+#define MAX_THREAD_SOURCES WL_CUR_MAX_THREAD_SOURCES
 static const char *const API_ALL_SQL[2] = {
     "SELECT a.pid, a.tid, a.start_ns, max(a.end_ns, a.start_ns) e, a.id, a.name, a.category, 0, a.correlation_id,"
     " a.return_value, coalesce(a.scope_id, -1), k.id * 4 + 1 FROM api_call a"
     " LEFT JOIN kernel k ON k.pid = CASE WHEN a.category IN ('launch', 'graph_launch') THEN a.pid END"
     "  AND k.correlation_id = a.correlation_id AND k.api_id = a.id AND k.has_timestamps AND k.start_ns >= a.start_ns"
     " ORDER BY ",
-    "SELECT pid, tid, start_ns, max(end_ns, start_ns) e, id, name, category, 0, correlation_id, return_value,"
-    " coalesce(scope_id, -1), flow_id FROM api_call ORDER BY "};
-static const char *const API_ALL_ORDER[2] = {"1, 2, 3, 4 DESC, 5", "3, 4 DESC, 1, 2, 5"};
+    WL_CUR_API_ALL_SQL};
+static const char *const API_ALL_ORDER[2] = {"1, 2, 3, 4 DESC, 5", WL_CUR_BY_START};
 /* The flow rule (the GPU cursor applies the same one, so a flow is written on both sides or on
  * neither; WL_FLOW_LINK_SQL too): GPU work of the call's process and correlation id, linked to
  * the call, with timestamps, not starting before the call; the category says which table. ?1 pid,
@@ -79,6 +78,8 @@ struct wl_host_cursor {
     int nheap;
     int started, by_start;
     int flow_col;          /* api_call has flow_id: API_FLOW_SQL, else API_SQL's join */
+    wl_pack_reader *pack;  /* by start: the API calls from the export pack (row_pack.h), source 3 */
+    wl_pack_row prow;      /* ... its ready row */
     wl_cur_name_cache scopes;
     sqlite3_stmt *probe[N_PROBES];
     uint64_t *flows;
@@ -94,6 +95,7 @@ void wl_host_cursor_close(wl_host_cursor *c)
     wl_cur_cache_close(&c->scopes);
     for (int i = 0; i < N_PROBES; i++)
         sqlite3_finalize(c->probe[i]);
+    wl_pack_close(c->pack);
     sqlite3_close(c->db);
     free(c->src);
     free(c->heap);
@@ -143,8 +145,19 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
     for (int i = 0; rc == 0 && i < N_PROBES; i++)
         if (sqlite3_prepare_v3(c->db, PROBE_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &c->probe[i], NULL) != SQLITE_OK)
             rc = -1;
-    /* one statement per thread with API calls (next (pid, tid) after the last one, by index seek),
-     * or one for all of them past MAX_THREAD_SOURCES threads */
+    /* in start order from a pack the census matched to the rows: one source, already merged in the
+     * order the statements below give (row_pack_build.c); else one statement per thread with API
+     * calls (next (pid, tid) after the last one, by index seek), or one for all of them past
+     * MAX_THREAD_SOURCES threads */
+    char why[200];
+    if (rc == 0 && by_start && s->pack && c->flow_col && (c->pack = wl_pack_open(c->db, WL_PACK_API, why, sizeof why))) {
+        c->nsrc++; /* source 3: no statement */
+        sqlite3_finalize(threads);
+        if ((c->heap = malloc((size_t)c->nsrc * sizeof *c->heap)))
+            return c;
+        wl_host_cursor_close(c);
+        return NULL;
+    }
     int started = 0, order_err = 0, nthreads = 0;
     int64_t (*thread)[2] = rc == 0 ? malloc((MAX_THREAD_SOURCES + 1) * sizeof *thread) : NULL;
     if (rc == 0 && !thread)
@@ -270,12 +283,47 @@ static int probe_flows(wl_host_cursor *c, sqlite3_stmt *st, const wl_host_item *
     return r == SQLITE_DONE ? 0 : -1;
 }
 
+/* The pack's next API call as source 3's ready row: 1, 0 at the end, -1 damaged. */
+static int pack_peek(wl_host_cursor *c)
+{
+    wl_cur_source *src = &c->src[3];
+    if (src->state)
+        return src->state == 1;
+    int got = wl_pack_next(c->pack, &c->prow);
+    if (got <= 0) {
+        src->state = 2;
+        return got;
+    }
+    memcpy(src->key, c->prow.v, sizeof src->key); /* pid, tid, start, end */
+    src->state = 1;
+    return 1;
+}
+
+static int peek(wl_host_cursor *c, int i) { return c->pack && i == 3 ? pack_peek(c) : wl_cur_peek(&c->src[i]); }
+
+/* Column i of the ready row of source src (the pack's, or its statement's). */
+static int64_t col_i64(const wl_host_cursor *c, int src, int i)
+{
+    return c->pack && src == 3 ? c->prow.v[i] : sqlite3_column_int64(c->src[src].st, i);
+}
+
+static void col_text(const wl_host_cursor *c, int src, int i, char *out, size_t n)
+{
+    if (!(c->pack && src == 3)) {
+        wl_cur_text_col(c->src[src].st, i, out, n);
+        return;
+    }
+    size_t len = c->prow.len[i] < n ? c->prow.len[i] : n - 1; /* as wl_cur_text_col copies a column */
+    memcpy(out, c->prow.text[i], len);
+    out[len] = 0;
+}
+
 int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
 {
     if (!c->started) { /* every wl_cur_source steps once, then the heap keeps the ready ones ordered */
         c->started = 1;
         for (int i = 0; i < c->nsrc; i++) {
-            int r = wl_cur_peek(&c->src[i]);
+            int r = peek(c, i);
             if (r < 0)
                 return -1;
             if (r)
@@ -294,10 +342,10 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
     it->tid = (uint32_t)src->key[1];
     it->start_ns = (uint64_t)src->key[2];
     it->end_ns = (uint64_t)src->key[3];
-    it->id = sqlite3_column_int64(st, 4);
-    wl_cur_text_col(st, 5, it->name, sizeof it->name);
-    wl_cur_text_col(st, 6, it->group, sizeof it->group);
-    it->open_end = sqlite3_column_int(st, 7);
+    it->id = col_i64(c, best, 4);
+    col_text(c, best, 5, it->name, sizeof it->name);
+    col_text(c, best, 6, it->group, sizeof it->group);
+    it->open_end = (int)col_i64(c, best, 7);
     it->scope[0] = 0;
     it->correlation_id = 0;
     it->return_value = 0;
@@ -306,9 +354,9 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
     it->n_flows = 0;
     src->state = 0;
     if (it->kind == WL_HOST_API) {
-        it->correlation_id = (uint32_t)sqlite3_column_int64(st, 8);
-        it->return_value = sqlite3_column_int64(st, 9);
-        int64_t scope = sqlite3_column_int64(st, 10);
+        it->correlation_id = (uint32_t)col_i64(c, best, 8);
+        it->return_value = col_i64(c, best, 9);
+        int64_t scope = col_i64(c, best, 10);
         if (scope >= 0) {
             const wl_cur_name_slot *sl = wl_cur_cache_get(&c->scopes, it->pid, scope);
             if (!sl)
@@ -317,9 +365,9 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
         }
         int r = 1, probe;
         if (c->flow_col) { /* the row's flow; several (NULL) are looked up */
-            sqlite3_value *v = sqlite3_column_value(st, 11);
-            if (sqlite3_value_type(v) != SQLITE_NULL) {
-                uint64_t f = (uint64_t)sqlite3_value_int64(v);
+            int several = c->pack && best == 3 ? (int)(c->prow.nulls >> 11 & 1) : sqlite3_column_type(st, 11) == SQLITE_NULL;
+            if (!several) {
+                uint64_t f = (uint64_t)col_i64(c, best, 11);
                 if (f && add_flow(c, &it->n_flows, f))
                     return -1;
             } else if ((probe = probe_of(it->group)) >= 0)
@@ -341,7 +389,7 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
             return -1;
     }
     /* the wl_cur_source's next row replaces it at the top of the heap, or the wl_cur_source leaves */
-    int r = wl_cur_peek(src);
+    int r = peek(c, best);
     if (r < 0)
         return -1;
     if (!r)

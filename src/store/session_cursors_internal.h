@@ -9,6 +9,40 @@
 
 #include "store/session.h"
 
+/* The GPU cursor's kernel columns (session_cursors_gpu.c; the export pack, row_pack.h, holds the
+ * same values): 0 start, 1 end, 2 id, 3 pid, 4 device, 5 stream, 6 correlation id, 7 flow, 8 graph
+ * id, 9 scope id (-1 none), 10 launching thread (-1 none), 11 name id, 12-14 grid, 15-17 block,
+ * 18 cluster size, 19 registers, 20 static and 21 dynamic shared memory, 22 shared memory limit,
+ * 23 carveout (-1 unset), 24 queue delay (-1 unknown), 25 local memory, 26 submit delay (-1
+ * unknown); then the kernel's identity (session_identity.h): 27 op id (-1 none), 28 tier. */
+#define WL_CUR_KERNEL_COLUMNS(flow, ident)                                                              \
+    "k.start_ns, k.end_ns, k.id, k.pid, k.device_id, k.stream_id, k.correlation_id, " flow ","          \
+    " coalesce(k.graph_id, -1), coalesce(k.scope_id, -1), coalesce(k.tid, -1), k.name_id,"              \
+    " k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"                                   \
+    " max(1, coalesce(k.cluster_x, 1) * coalesce(k.cluster_y, 1) * coalesce(k.cluster_z, 1)),"          \
+    " k.registers_per_thread, k.static_smem, k.dynamic_smem, k.smem_limit_config,"                      \
+    " coalesce(k.carveout_requested, -1), coalesce(k.queue_delay_ns, -1), k.local_mem_per_thread,"      \
+    " coalesce(k.submit_delay_ns, -1)" ident
+#define WL_CUR_IDENT ", coalesce(k.op_id, -1), k.tier"
+#define WL_CUR_NO_IDENT ", -1, NULL"
+/* 1 when the session carries kernel identity as the GPU cursor reads it. */
+int wl_cur_has_ident(sqlite3 *db);
+
+/* The host cursor's API call columns (session_cursors_host.c; the export pack holds the same):
+ * 0 pid, 1 tid, 2 start, 3 end (not before the start), 4 id, 5 name, 6 category, 7 open end (0),
+ * 8 correlation id, 9 return value, 10 scope id (-1 none), 11 flow id (0 none, NULL several). */
+#define WL_CUR_API_COLUMNS(pid, tid)                                                                    \
+    pid ", " tid ", start_ns, max(end_ns, start_ns), id, name, category, 0, correlation_id, return_value,"  \
+    " coalesce(scope_id, -1), flow_id"
+/* One thread's calls (?1 pid, ?2 tid) in its order; past WL_CUR_MAX_THREAD_SOURCES threads, all
+ * calls sorted at once in start order (start, the longer first, pid, tid, id). */
+#define WL_CUR_API_THREAD_SQL                                                                           \
+    "SELECT " WL_CUR_API_COLUMNS("?1", "?2") " FROM api_call WHERE pid = ?1 AND tid = ?2 ORDER BY start_ns, id"
+#define WL_CUR_API_ALL_SQL "SELECT " WL_CUR_API_COLUMNS("pid", "tid") " FROM api_call ORDER BY "
+/* Start order of host intervals (columns 3 start, 4 end, 1 pid, 2 tid, 5 id). */
+#define WL_CUR_BY_START "3, 4 DESC, 1, 2, 5"
+#define WL_CUR_MAX_THREAD_SOURCES 256
+
 /* An ordered statement and its ready row. */
 typedef struct wl_cur_source {
     sqlite3_stmt *st;

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "store/row_pack.h"
 #include "store/session_contract.h"
 
 #define MAX_TABLES 40
@@ -36,6 +37,11 @@ struct wl_guard {
     int nproblems;
     /* the census at open: rows left out per table and the first of them */
     int census_ran;             /* 0: the file was known sound (check_cache.h) */
+    /* the export pack (row_pack.h): the hash each census pass sums per table (NULL: none), and
+     * what the comparison found: 1 it matches the rows, -1 it does not (why), 0 not compared */
+    const char *pack_expr[MAX_TABLES];
+    int pack;
+    char pack_why[220];
     uint64_t skipped[MAX_TABLES];
     char first[MAX_TABLES][420];
 };
@@ -252,6 +258,7 @@ typedef struct census_unit {
     char first[420];
     int failed;                /* SQLite's error code when the rows could not be read */
     char why[160];
+    uint64_t rows, hashed, sum; /* with a pack hash: rows read, rows hashed, the hashes' sum */
 } census_unit;
 
 /* The statement that checks table i's rows: columns 0 rowid (NULL without one), 1 the fault
@@ -262,10 +269,12 @@ static sqlite3_stmt *check_rows(const wl_guard *g, sqlite3 *db, int i, const cha
 {
     const wl_table_rule *t = &WL_CONTRACT[i];
     char *call = fault_call(g, i);
-    char *sql = call ? sqlite3_mprintf("SELECT * FROM (SELECT %s, %s AS fault, %s, \"%w\", \"%w\", \"%w\" FROM"
-                                       " main.\"%w\" WHERE %s) WHERE %s LIMIT %d",
+    /* column 7: the export pack's hash of the row (the expressions name the table k) */
+    const char *hash = g->pack_expr[i] && !faults ? g->pack_expr[i] : "NULL";
+    char *sql = call ? sqlite3_mprintf("SELECT * FROM (SELECT %s, %s AS fault, %s, \"%w\", \"%w\", \"%w\", %s FROM"
+                                       " main.\"%w\" AS k WHERE %s) WHERE %s LIMIT %d",
                                        t->rowid ? "rowid" : "NULL", call, key, keycol(t, 0), keycol(t, 1),
-                                       keycol(t, 2), t->name, ranged ? "rowid BETWEEN ?1 AND ?2" : "1",
+                                       keycol(t, 2), hash, t->name, ranged ? "rowid BETWEEN ?1 AND ?2" : "1",
                                        faults ? "fault IS NOT NULL" : "1", faults ? faults : -1)
                      : NULL;
     free(call);
@@ -300,7 +309,15 @@ static int census_pass(wl_guard *g, sqlite3 *db, census_unit *u, ref_set *refs, 
     sqlite3_bind_int64(st, 2, u->hi);
     size_t cap = 0;
     int rc;
+    int hashing = g->pack_expr[u->table] != NULL;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (hashing) {
+            u->rows++;
+            if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
+                u->hashed++;
+                u->sum += (uint64_t)sqlite3_column_int64(st, 7);
+            }
+        }
         if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
             if (refs && add_ref(refs, &cap, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3))) {
                 rc = SQLITE_NOMEM;
@@ -367,7 +384,8 @@ static void *census_thread(void *arg)
 
 static int register_check(wl_guard *g, sqlite3 *db)
 {
-    return sqlite3_create_function_v2(db, "wl_fault", -1, SQLITE_UTF8, g, fault_fn, NULL, NULL, NULL) == SQLITE_OK
+    return sqlite3_create_function_v2(db, "wl_fault", -1, SQLITE_UTF8, g, fault_fn, NULL, NULL, NULL) == SQLITE_OK &&
+                   wl_pack_register(db) == 0
                ? 0
                : -1;
 }
@@ -398,6 +416,64 @@ static void split(census_work *w, sqlite3 *db, int i)
         w->unit[w->n++] = (census_unit){.table = i, .ranged = 1, .lo = (int64_t)((uint64_t)lo + a),
                                         .hi = (int64_t)((uint64_t)lo + b)};
     }
+}
+
+/* The tables the export pack repeats, when the file has one and them: their census passes sum
+ * the hash of each row (row_pack.h). */
+static void pack_setup(wl_guard *g, sqlite3 *db)
+{
+    if (!wl_pack_present(db))
+        return;
+    static const char *const PACKED[] = {"kernel", "api_call"};
+    for (int p = 0; p < 2; p++) {
+        const wl_table_rule *t = wl_contract_table(PACKED[p]);
+        int i = t ? (int)(t - WL_CONTRACT) : -1;
+        /* a table without the columns the hash reads has no pack the readers would use */
+        char *probe = i >= 0 && g->present[i]
+                          ? sqlite3_mprintf("SELECT %s FROM main.\"%w\" AS k LIMIT 0", wl_pack_census_expr(PACKED[p]),
+                                            PACKED[p])
+                          : NULL;
+        sqlite3_stmt *st = NULL;
+        if (probe && wl_pack_register(db) == 0 && sqlite3_prepare_v2(db, probe, -1, &st, NULL) == SQLITE_OK)
+            g->pack_expr[i] = wl_pack_census_expr(PACKED[p]);
+        sqlite3_finalize(st);
+        sqlite3_free(probe);
+    }
+    g->pack = -1; /* until the sums match */
+    snprintf(g->pack_why, sizeof g->pack_why, "its tables lack columns the export pack holds");
+}
+
+/* The pack decoded whole against the census's sums: kernels (timed ones hashed, the others
+ * counted as untimed) and API calls. */
+static void pack_compare(wl_guard *g, sqlite3 *db, const census_work *w)
+{
+    if (g->pack == 0)
+        return;
+    int ki = (int)(wl_contract_table("kernel") - WL_CONTRACT), ai = (int)(wl_contract_table("api_call") - WL_CONTRACT);
+    if (!g->pack_expr[ki])
+        return;
+    if (g->skipped[ki] || g->skipped[ai]) { /* read through the guard's views: the pack is not used */
+        g->pack = 0;
+        return;
+    }
+    uint64_t rows[2] = {0, 0}, hashed[2] = {0, 0}, sum[2] = {0, 0};
+    for (int k = 0; k < w->n; k++) {
+        const census_unit *u = &w->unit[k];
+        int p = u->table == ki ? 0 : u->table == ai ? 1 : -1;
+        if (p >= 0)
+            rows[p] += u->rows, hashed[p] += u->hashed, sum[p] += u->sum;
+    }
+    wl_pack_sums ps;
+    if (wl_pack_digest(db, &ps, g->pack_why, sizeof g->pack_why))
+        return;
+    int api_ok = ps.api_calls < 0 || (g->pack_expr[ai] && (uint64_t)ps.api_calls == hashed[1] && ps.api_sum == sum[1]);
+    if (ps.kernels != hashed[0] || ps.kernel_sum != sum[0] || ps.untimed != rows[0] - hashed[0] || !api_ok) {
+        snprintf(g->pack_why, sizeof g->pack_why, "the export pack does not match the %s (changed since it was written)",
+                 api_ok ? "kernels" : "API calls");
+        return;
+    }
+    g->pack = 1;
+    g->pack_why[0] = 0;
 }
 
 /* The referenced tables first (the checks of the others look their ids up), then the rest, by
@@ -474,6 +550,8 @@ static int census(wl_guard *g, sqlite3 *db, int tolerate, int one_thread, char *
             snprintf(g->first[i], sizeof g->first[i], "%s", u->first);
         g->skipped[i] += u->skipped;
     }
+    if (rc == 0)
+        pack_compare(g, db, w);
     free(w);
     return rc;
 }
@@ -515,6 +593,7 @@ wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, int one_thr
     if (known_sound)
         return g;
     g->census_ran = 1;
+    pack_setup(g, db);
     if (census(g, db, tolerate, one_thread, err, err_size, code)) {
         wl_guard_free(g);
         return NULL;
@@ -524,7 +603,7 @@ wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, int one_thr
 
 int wl_guard_sound(const wl_guard *g)
 {
-    if (!g->census_ran || g->nproblems)
+    if (!g->census_ran || g->nproblems || g->pack < 0)
         return 0;
     for (int i = 0; i < WL_CONTRACT_TABLES; i++)
         if (g->skipped[i])
@@ -539,6 +618,13 @@ void wl_guard_free(wl_guard *g)
     for (int i = 0; i < WL_N_REFS; i++)
         free(g->refs[i].keys);
     free(g);
+}
+
+int wl_guard_pack(const wl_guard *g, char *why, size_t n)
+{
+    if (why && n)
+        snprintf(why, n, "%s", g->pack < 0 ? g->pack_why : "");
+    return g->pack;
 }
 
 int wl_guard_has(const wl_guard *g, const char *table)

@@ -28,6 +28,9 @@ wl_guard *wl_guard_build(sqlite3 *db, int tolerate, int known_sound, int one_thr
                          int *code);
 /* 1 when the census ran and found nothing wrong: no unsound row, no structural problem. */
 int wl_guard_sound(const wl_guard *g);
+/* What the census found of the export pack (row_pack.h): 1 it matches the rows, -1 it does not
+ * (why into why), 0 no pack, or not compared (no census, or rows left out of its tables). */
+int wl_guard_pack(const wl_guard *g, char *why, size_t n);
 void wl_guard_free(wl_guard *g);
 /* 1 when the table is in the file and could be read whole. */
 int wl_guard_has(const wl_guard *g, const char *table);

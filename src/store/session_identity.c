@@ -8,6 +8,7 @@
 
 #include "common/grow.h"
 #include "store/kernel_config.h"
+#include "store/row_pack.h"
 #include "store/session_internal.h"
 #include "store/sql_util.h"
 #include "store/torch_range.h"
@@ -346,7 +347,7 @@ int wl_session_upgrade(const char *path, char *err, size_t err_size)
     int rc = exec(db, "BEGIN IMMEDIATE", err, err_size) || wl_identity_ensure_schema(db, err, err_size) ||
                      wl_identity_derive(db, err, err_size) ||
                      (wl_kcfg_derive(db) && fail(db, err, err_size, "launch configurations")) ||
-                     exec(db, "COMMIT", err, err_size)
+                     wl_pack_build(db, err, err_size) || exec(db, "COMMIT", err, err_size)
                  ? -1
                  : 0;
     if (rc)

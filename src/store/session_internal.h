@@ -12,6 +12,7 @@ struct wl_session {
     int schema_version;
     wl_guard *guard; /* rows that break the contract are left out of every read */
     struct wl_session_scan *scan; /* the large tables' folds, once read (session_scan.h) */
+    int pack;                     /* the export pack matches the rows: the cursors read it (row_pack.h) */
     int work_unordered;           /* the kernel table proved too far from start order (session_work.h) */
     int read_threads;             /* wl_session_set_read_threads */
     int annotation_lookups;       /* wl_session_kernel_annotation calls so far */

@@ -17,6 +17,7 @@
 
 #include "store/kernel_config.h"
 #include "store/merge_census.h"
+#include "store/row_pack.h"
 #include "store/session.h"
 #include "store/session_contract.h"
 #include "store/session_draft.h"
@@ -460,7 +461,7 @@ static int list_schema(merger *m, char ***tables, int *nt, char ***indexes, int 
     while (!rc && sqlite3_step(st) == SQLITE_ROW) {
         int is_table = !strcmp((const char *)sqlite3_column_text(st, 0), "table");
         const char *name = (const char *)sqlite3_column_text(st, 1);
-        if (is_table && dict_table(name))
+        if (is_table && (dict_table(name) || !strcmp(name, "pack_block"))) /* derived: written again at the end */
             continue;
         char ***v = is_table ? tables : indexes;
         int *n = is_table ? nt : ni;
@@ -615,7 +616,7 @@ int wl_merge_write(wl_merge *w, const char *out, const int64_t *offset_ns, const
     for (int i = 0; i < ni; i++)
         if (exec(m, indexes[i], "indexes"))
             goto done;
-    if (exec(m, "COMMIT", "commit"))
+    if (wl_pack_build(m->db, m->err, m->err_size) || exec(m, "COMMIT", "commit"))
         goto done;
     wl_progress_note(&m->progress, 2 * (uint64_t)m->npaths, 2 * (uint64_t)m->npaths);
     stats->inputs = m->npaths;

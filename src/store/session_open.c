@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "store/check_cache.h"
+#include "store/row_pack.h"
 #include "store/schema.h"
 #include "store/session_scan.h"
 #include "store/session_internal.h"
@@ -258,6 +259,8 @@ wl_session *wl_session_open_flags(const char *path, int flags, char *err, size_t
     s->db = db;
     s->schema_version = (int)v;
     s->guard = g;
+    /* a census found the pack equal to the rows, now or (known sound) when the file was cached */
+    s->pack = known_sound ? wl_pack_present(db) : wl_guard_pack(g, NULL, 0) == 1;
     s->read_threads = 2;
     snprintf(s->path, sizeof s->path, "%s", path);
     return s;
@@ -312,6 +315,21 @@ int wl_session_damage(wl_session *s, int examples, wl_damage_count *out, int max
 int wl_session_damage_note(wl_session *s, char *out, size_t out_size)
 {
     return wl_guard_note(s->guard, out, out_size);
+}
+
+int wl_session_pack_note(wl_session *s, char *out, size_t out_size)
+{
+    return wl_guard_pack(s->guard, out, out_size) < 0;
+}
+
+int wl_session_pack_info(wl_session *s, wl_session_pack *out)
+{
+    char why[220];
+    memset(out, 0, sizeof *out);
+    out->state = s->pack ? 1 : wl_guard_pack(s->guard, NULL, 0) < 0 ? -1 : 0;
+    if (out->state && wl_pack_counts(s->db, &out->kernels, &out->api_calls, &out->bytes, why, sizeof why))
+        out->state = -1;
+    return 0;
 }
 
 int wl_session_row_fault(wl_session *s, const char *table, int64_t rowid, char *out, size_t out_size)

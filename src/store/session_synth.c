@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/row_pack.h"
 #include "store/schema.h"
 #include "store/session_identity.h"
 #include "store/session_draft.h"
@@ -386,7 +387,8 @@ static int fill(synth *y, const wl_synth_options *o, char *err, size_t n)
     if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
         return fail(db, err, n, "process");
     /* kernel identity, as the importer derives it (the NVTX ranges and scopes name operations) */
-    if (wl_identity_derive(db, err, n) || sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    if (wl_identity_derive(db, err, n) || wl_pack_build(db, err, n) ||
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return fail(db, err, n, "identity");
     return 0;
 }

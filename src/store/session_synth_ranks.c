@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "store/row_pack.h"
 #include "store/schema.h"
 #include "store/session_identity.h"
 #include "store/session_draft.h"
@@ -183,7 +184,8 @@ static int fill(out *w, const wl_synth_rank_options *o, char *err, size_t n)
     sqlite3_free(sql);
     if (rc || sqlite3_exec(w->db, WL_FLOW_LINK_SQL, NULL, NULL, NULL) != SQLITE_OK)
         return fail(w, err, n, "process");
-    if (wl_identity_derive(w->db, err, n) || sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+    if (wl_identity_derive(w->db, err, n) || wl_pack_build(w->db, err, n) ||
+        sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
         return fail(w, err, n, "identity");
     return 0;
 }

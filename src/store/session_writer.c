@@ -13,6 +13,7 @@
 
 #include "common/atomic_file.h"
 #include "store/kernel_config.h"
+#include "store/row_pack.h"
 #include "store/schema.h"
 #include "store/session.h"
 #include "store/session_identity.h"
@@ -260,7 +261,7 @@ int wl_session_writer_finish(wl_session_writer *w, char *err, size_t err_size)
         w->st[i] = NULL;
     }
     if (wl_store_exec(w, LINK_SQL, err, err_size) || wl_store_exec(w, WL_FLOW_LINK_SQL, err, err_size) ||
-        wl_identity_derive(w->db, err, err_size) ||
+        wl_identity_derive(w->db, err, err_size) || wl_pack_build(w->db, err, err_size) ||
         wl_session_writer_meta(w, "complete", complete) ||
         wl_store_exec(w, "DROP TABLE temp.extcorr; COMMIT; PRAGMA optimize;", err, err_size)) {
         wl_session_writer_abort(w);

@@ -57,6 +57,9 @@ int cli_session_close(wl_session *s, int rc)
         /* (a verb that failed has said why in its one line) */
         fprintf(stderr, "warplens: note: %s is damaged: every reader left out %s, as breaking the session's schema;"
                         " `warplens info --check %s` lists them\n", path, what, path);
+    } else if (rc == 0 && wl_session_pack_note(s, what, sizeof what)) {
+        fprintf(stderr, "warplens: note: %s: %s; the exports read the rows instead, slower"
+                        " (`warplens import --upgrade %s` writes the pack again)\n", path, what, path);
     }
     wl_session_close(s);
     return rc;

@@ -16,7 +16,8 @@ static int upgrade(const char *path)
         fprintf(stderr, "warplens import: %s\n", err);
         return 1;
     }
-    printf("upgraded %s: kernel identity (operation, shape, tier) and launch configuration ids derived\n", path);
+    printf("upgraded %s: kernel identity (operation, shape, tier) and launch configuration ids derived, the export"
+           " pack written\n", path);
     return 0;
 }
 
@@ -26,7 +27,8 @@ static const cli_opt OPTS[] = {
     {O_OUT, 'o', "output", CLI_ARG_REQUIRED, "SESSION", "the session to write (written atomically)", NULL, NULL},
     {O_UPGRADE, 0, "upgrade", CLI_ARG_REQUIRED, "SESSION",
      "add to a session built by an older warplens what import now derives\n"
-     "(kernel identity: operations, shapes, tiers; launch configuration ids), in place", NULL, NULL},
+     "(kernel identity: operations, shapes, tiers; launch configuration ids) and\n"
+     "writes its export pack again (docs/schema.md), in place", NULL, NULL},
     {O_QUIET, 'q', "quiet", CLI_ARG_NONE, NULL, "print nothing but errors (no progress line, no notes on damaged\ncaptures)",
      NULL, NULL},
     {0},

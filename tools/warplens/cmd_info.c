@@ -131,6 +131,27 @@ static int check(const char *path)
     return problems ? 1 : 0;
 }
 
+/* The export pack (docs/schema.md, "The export pack"): what the exports read. */
+static void print_pack(wl_session *s)
+{
+    wl_session_pack p;
+    wl_session_pack_info(s, &p);
+    if (p.state == 0) {
+        printf("pack      none: the exports read the rows (`warplens import --upgrade %s` writes one)\n",
+               wl_session_path(s));
+        return;
+    }
+    if (p.state < 0) {
+        printf("pack      not read: it does not match the rows (see the note below)\n");
+        return;
+    }
+    char size[32];
+    printf("pack      %" PRIu64 " kernels", p.kernels);
+    if (p.api_calls >= 0)
+        printf(", %" PRId64 " API calls", p.api_calls);
+    printf(" in %s, matching the rows: the exports read it\n", fmt_bytes((double)p.bytes, size, sizeof size));
+}
+
 enum { O_CHECK = 1 };
 
 static const cli_opt OPTS[] = {
@@ -173,6 +194,7 @@ int cmd_info(int argc, char **argv)
     printf(")\n");
     print_overview(s);
     print_damage(s);
+    print_pack(s);
     printf("\n");
     wl_session_each_process(s, print_process, s);
     wl_session_each_device(s, print_device, NULL);

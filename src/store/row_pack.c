@@ -1,0 +1,430 @@
+/* The export pack's format: its fields, the row hash the census compares, and the reader (see
+ * row_pack.h; the writer is row_pack_build.c). */
+#include "store/row_pack.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/row_pack_internal.h"
+#include "store/session_cursors_internal.h"
+#include "store/sql_util.h"
+
+/* Field types by kind: 'i' integer, 't' text, 'n' integer or NULL. Kernels: the GPU cursor's 28
+ * integer columns and the tier (WL_CUR_KERNEL_COLUMNS with identity); API calls: the host
+ * cursor's columns (WL_CUR_API_COLUMNS). */
+const char *const WL_PACK_FIELDS[4] = {NULL, NULL, "iiiiiiiiiiiiiiiiiiiiiiiiiiiit", "iiiiittiiiin"};
+
+const char *wl_pack_kernel_sql(void)
+{
+    return "SELECT " WL_CUR_KERNEL_COLUMNS("0", WL_CUR_IDENT) " FROM kernel k WHERE k.has_timestamps"
+           " ORDER BY k.start_ns, k.id";
+}
+
+const char *wl_pack_census_expr(const char *table)
+{
+    if (!strcmp(table, "kernel"))
+        return "CASE WHEN k.has_timestamps THEN wl_pack_hash(2, " WL_CUR_KERNEL_COLUMNS("0", WL_CUR_IDENT) ") END";
+    if (!strcmp(table, "api_call"))
+        return "wl_pack_hash(3, " WL_CUR_API_COLUMNS("pid", "tid") ")";
+    return NULL;
+}
+
+/* ---- the row hash ------------------------------------------------------------------------- */
+
+/* One multiply and shift per field, the finaliser of SplitMix64 at the end: a row changed in any
+ * field changes its hash, and so the sum, but for a chance of 2^-64 (not a defence against a
+ * crafted file: the contract still checks every row, and the pack only repeats what it holds). */
+static inline uint64_t mix(uint64_t h, uint64_t x)
+{
+    h = (h ^ x) * 0x9e3779b97f4a7c15ull;
+    return h ^ h >> 29;
+}
+
+static uint64_t text_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static uint64_t finish(uint64_t h)
+{
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    return h ^ h >> 31;
+}
+
+uint64_t wl_pack_row_hash(int kind, const wl_pack_row *r)
+{
+    const char *f = WL_PACK_FIELDS[kind];
+    uint64_t h = 0x243f6a8885a308d3ull ^ (uint64_t)kind;
+    for (int i = 0; f[i]; i++) {
+        if (f[i] == 't')
+            h = mix(h, text_hash(r->text[i], r->len[i]));
+        else if (f[i] == 'n' && (r->nulls >> i & 1))
+            h = mix(h, 0x5bd1e995u) ^ 1; /* NULL apart from every integer */
+        else
+            h = mix(h, (uint64_t)r->v[i]);
+    }
+    return finish(h);
+}
+
+/* wl_pack_hash(kind, fields...): the hash of the row the cursors would read from these values
+ * (integers as sqlite3_column_int64 reads them, texts as sqlite3_column_text). */
+static void hash_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    int kind = sqlite3_value_int(argv[0]);
+    if (kind != WL_PACK_KERNEL && kind != WL_PACK_API)
+        return;
+    const char *f = WL_PACK_FIELDS[kind];
+    if ((size_t)argc != strlen(f) + 1)
+        return;
+    wl_pack_row r;
+    r.nulls = 0;
+    for (int i = 0; f[i]; i++) {
+        sqlite3_value *v = argv[i + 1];
+        if (f[i] == 't') {
+            const unsigned char *t = sqlite3_value_text(v);
+            r.text[i] = t ? (const char *)t : "";
+            r.len[i] = t ? (uint32_t)sqlite3_value_bytes(v) : 0;
+        } else if (f[i] == 'n' && sqlite3_value_type(v) == SQLITE_NULL) {
+            r.nulls |= 1u << i;
+        } else {
+            r.v[i] = sqlite3_value_int64(v);
+        }
+    }
+    sqlite3_result_int64(ctx, (int64_t)wl_pack_row_hash(kind, &r));
+}
+
+int wl_pack_register(sqlite3 *db)
+{
+    return sqlite3_create_function_v2(db, "wl_pack_hash", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, hash_fn, NULL,
+                                      NULL, NULL) == SQLITE_OK
+               ? 0
+               : -1;
+}
+
+int wl_pack_present(sqlite3 *db) { return wl_sql_has_table(db, "pack_block"); }
+
+/* ---- decoding ------------------------------------------------------------------------------ */
+
+/* The varint at *p (at most 10 bytes, none past end): 0 with *out, -1 when it runs past end or is
+ * longer than 64 bits. */
+static inline int get_varint(const unsigned char **p, const unsigned char *end, uint64_t *out)
+{
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64 && *p < end; shift += 7) {
+        unsigned char b = *(*p)++;
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static inline int64_t unzigzag(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
+
+struct wl_pack_reader {
+    sqlite3_stmt *blocks;           /* n, data, seq of the kind's blocks in seq order */
+    int kind;
+    const char *fields;
+    char **str;                     /* the strings, with their lengths */
+    uint32_t *str_len, nstr;
+    char *str_mem;
+    unsigned char *block;           /* the current block's bytes (a copy: SQLite's may move) */
+    size_t block_cap, block_len, at;
+    int64_t seq, left;              /* rows left in the block */
+    int64_t prev[WL_PACK_MAX_FIELDS];
+    uint64_t untimed;
+    int64_t rows;                   /* rows the header counts for the kind, and rows read */
+    int64_t read;
+    int64_t last_start;             /* kernels: the previous row's start (rows come in start order) */
+    char err[200];
+};
+
+const char *wl_pack_error(const wl_pack_reader *r) { return r->err; }
+uint64_t wl_pack_untimed(const wl_pack_reader *r) { return r->untimed; }
+
+void wl_pack_close(wl_pack_reader *r)
+{
+    if (!r)
+        return;
+    sqlite3_finalize(r->blocks);
+    free(r->str);
+    free(r->str_len);
+    free(r->str_mem);
+    free(r->block);
+    free(r);
+}
+
+static int damaged(wl_pack_reader *r, const char *what)
+{
+    snprintf(r->err, sizeof r->err, "the export pack is damaged: %s (pack_block kind %d, seq %lld, byte %zu)", what,
+             r->kind, (long long)r->seq, r->at);
+    return -1;
+}
+
+/* The header: version, kernels, untimed kernels, API calls (-1 unpacked), strings. */
+static int read_header(sqlite3 *db, int64_t h[5], char *why, size_t n)
+{
+    sqlite3_stmt *st;
+    int rc = -1;
+    if (sqlite3_prepare_v2(db, "SELECT data FROM pack_block WHERE kind = 0", -1, &st, NULL) != SQLITE_OK) {
+        snprintf(why, n, "the export pack cannot be read: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        const unsigned char *p = sqlite3_column_blob(st, 0), *end = p + sqlite3_column_bytes(st, 0);
+        rc = 0;
+        for (int i = 0; i < 5 && rc == 0; i++) {
+            uint64_t u = 0;
+            rc = p ? get_varint(&p, end, &u) : -1;
+            h[i] = unzigzag(u);
+        }
+        if (rc || p != end)
+            snprintf(why, n, "the export pack's header is damaged");
+        else if (h[0] != WL_PACK_VERSION)
+            snprintf(why, n, "the export pack has format %lld, this warplens reads %d", (long long)h[0],
+                     WL_PACK_VERSION), rc = -1;
+        else if (h[1] < 0 || h[2] < 0 || h[3] < -1 || h[4] < 0 || h[4] > WL_PACK_MAX_STRINGS)
+            snprintf(why, n, "the export pack's header is damaged"), rc = -1;
+    } else {
+        snprintf(why, n, "the export pack has no header");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* The strings, into r (count from the header). */
+static int read_strings(wl_pack_reader *r, sqlite3 *db, uint32_t count)
+{
+    sqlite3_stmt *st;
+    size_t used = 0, cap = 0;
+    r->str = calloc(count ? count : 1, sizeof *r->str);
+    r->str_len = calloc(count ? count : 1, sizeof *r->str_len);
+    size_t *off = calloc(count ? count : 1, sizeof *off);
+    if (!r->str || !r->str_len || !off) {
+        free(off);
+        snprintf(r->err, sizeof r->err, "out of memory");
+        return -1;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT seq, data FROM pack_block WHERE kind = 1 ORDER BY seq", -1, &st, NULL) !=
+        SQLITE_OK) {
+        free(off);
+        snprintf(r->err, sizeof r->err, "the export pack cannot be read: %s", sqlite3_errmsg(db));
+        return -1;
+    }
+    int rc = 0, step;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        r->seq = sqlite3_column_int64(st, 0);
+        const unsigned char *b = sqlite3_column_blob(st, 1), *p = b, *end = b + sqlite3_column_bytes(st, 1);
+        while (rc == 0 && p && p < end) {
+            uint64_t len;
+            r->at = (size_t)(p - b);
+            if (get_varint(&p, end, &len) || len > (uint64_t)(end - p) || r->nstr == count ||
+                used + len + 1 > WL_PACK_MAX_STRING_BYTES) {
+                rc = damaged(r, "a string runs past its block or the limits");
+                break;
+            }
+            if (used + len + 1 > cap) {
+                size_t nc = cap ? cap * 2 : 4096;
+                while (nc < used + len + 1)
+                    nc *= 2;
+                char *m = realloc(r->str_mem, nc);
+                if (!m) {
+                    snprintf(r->err, sizeof r->err, "out of memory");
+                    rc = -1;
+                    break;
+                }
+                r->str_mem = m, cap = nc;
+            }
+            memcpy(r->str_mem + used, p, (size_t)len);
+            r->str_mem[used + len] = 0;
+            off[r->nstr] = used;
+            r->str_len[r->nstr++] = (uint32_t)len;
+            used += (size_t)len + 1;
+            p += len;
+        }
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = -1, snprintf(r->err, sizeof r->err, "the export pack cannot be read: %s", sqlite3_errmsg(db));
+    if (rc == 0 && r->nstr != count)
+        rc = damaged(r, "fewer strings than its header says");
+    for (uint32_t i = 0; rc == 0 && i < r->nstr; i++)
+        r->str[i] = r->str_mem + off[i];
+    sqlite3_finalize(st);
+    free(off);
+    r->seq = 0, r->at = 0;
+    return rc;
+}
+
+wl_pack_reader *wl_pack_open(sqlite3 *db, int kind, char *err, size_t err_size)
+{
+    if (kind != WL_PACK_KERNEL && kind != WL_PACK_API)
+        return NULL;
+    int64_t h[5];
+    char why[200];
+    if (read_header(db, h, why, sizeof why)) {
+        snprintf(err, err_size, "%s", why);
+        return NULL;
+    }
+    if (kind == WL_PACK_API && h[3] < 0)
+        return NULL; /* the API calls are not packed: read them from their table */
+    wl_pack_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, err_size, "out of memory");
+        return NULL;
+    }
+    r->kind = kind;
+    r->fields = WL_PACK_FIELDS[kind];
+    r->untimed = (uint64_t)h[2];
+    r->rows = kind == WL_PACK_KERNEL ? h[1] : h[3];
+    if (read_strings(r, db, (uint32_t)h[4]) ||
+        sqlite3_prepare_v2(db, "SELECT n, data, seq FROM pack_block WHERE kind = ?1 ORDER BY seq", -1, &r->blocks,
+                           NULL) != SQLITE_OK) {
+        snprintf(err, err_size, "%s", r->err[0] ? r->err : sqlite3_errmsg(db));
+        wl_pack_close(r);
+        return NULL;
+    }
+    sqlite3_bind_int(r->blocks, 1, kind);
+    return r;
+}
+
+/* The next block into r->block: 1, 0 after the last, -1 on an error. */
+static int next_block(wl_pack_reader *r)
+{
+    int step = sqlite3_step(r->blocks);
+    if (step == SQLITE_DONE) {
+        if (r->read != r->rows)
+            return damaged(r, "fewer rows than its header says");
+        return 0;
+    }
+    if (step != SQLITE_ROW) {
+        snprintf(r->err, sizeof r->err, "the export pack cannot be read: %s",
+                 sqlite3_errmsg(sqlite3_db_handle(r->blocks)));
+        return -1;
+    }
+    r->seq = sqlite3_column_int64(r->blocks, 2);
+    r->at = 0;
+    int64_t n = sqlite3_column_int64(r->blocks, 0);
+    const void *b = sqlite3_column_blob(r->blocks, 1);
+    size_t len = (size_t)sqlite3_column_bytes(r->blocks, 1);
+    if (n <= 0 || n > WL_PACK_BLOCK || !b || r->read + n > r->rows)
+        return damaged(r, "a block's row count is out of range");
+    if (len > r->block_cap) {
+        unsigned char *m = realloc(r->block, len);
+        if (!m) {
+            snprintf(r->err, sizeof r->err, "out of memory");
+            return -1;
+        }
+        r->block = m, r->block_cap = len;
+    }
+    memcpy(r->block, b, len);
+    r->block_len = len;
+    r->left = n;
+    memset(r->prev, 0, sizeof r->prev);
+    return 1;
+}
+
+int wl_pack_next(wl_pack_reader *r, wl_pack_row *row)
+{
+    if (r->left == 0) {
+        if (r->at != r->block_len)
+            return damaged(r, "bytes after a block's last row");
+        int b = next_block(r);
+        if (b <= 0)
+            return b;
+    }
+    const unsigned char *p = r->block + r->at, *end = r->block + r->block_len;
+    row->nulls = 0;
+    for (int i = 0; r->fields[i]; i++) {
+        uint64_t u = 0;
+        if (r->fields[i] == 'n') {
+            if (p >= end)
+                goto bad;
+            unsigned char present = *p++;
+            if (present > 1)
+                goto bad;
+            if (!present) {
+                row->nulls |= 1u << i;
+                row->v[i] = 0;
+                continue;
+            }
+        }
+        if (get_varint(&p, end, &u))
+            goto bad;
+        if (r->fields[i] == 't') {
+            if (u >= r->nstr)
+                goto bad;
+            row->text[i] = r->str[u];
+            row->len[i] = r->str_len[u];
+            continue;
+        }
+        r->prev[i] = (int64_t)((uint64_t)r->prev[i] + (uint64_t)unzigzag(u));
+        row->v[i] = r->prev[i];
+    }
+    r->at = (size_t)(p - r->block);
+    if (r->kind == WL_PACK_KERNEL) { /* the GPU cursor merges by start: a pack out of order is damaged */
+        if (r->read && row->v[0] < r->last_start)
+            return damaged(r, "kernels out of start order");
+        r->last_start = row->v[0];
+    }
+    r->left--;
+    r->read++;
+    return 1;
+bad:
+    r->at = (size_t)(p - r->block);
+    return damaged(r, "a row runs past its block or names no string");
+}
+
+int wl_pack_counts(sqlite3 *db, uint64_t *kernels, int64_t *api_calls, uint64_t *bytes, char *why, size_t why_size)
+{
+    int64_t h[5];
+    if (read_header(db, h, why, why_size))
+        return -1;
+    *kernels = (uint64_t)h[1];
+    *api_calls = h[3];
+    *bytes = wl_sql_scalar_u64(db, "SELECT sum(length(data)) FROM pack_block");
+    return 0;
+}
+
+int wl_pack_digest(sqlite3 *db, wl_pack_sums *out, char *why, size_t why_size)
+{
+    memset(out, 0, sizeof *out);
+    int64_t h[5];
+    if (read_header(db, h, why, why_size))
+        return -1;
+    out->untimed = (uint64_t)h[2];
+    out->api_calls = h[3];
+    for (int kind = WL_PACK_KERNEL; kind <= WL_PACK_API; kind++) {
+        wl_pack_reader *r = wl_pack_open(db, kind, why, why_size);
+        if (!r) {
+            if (kind == WL_PACK_API && h[3] < 0)
+                break;
+            return -1;
+        }
+        wl_pack_row row;
+        uint64_t sum = 0, n = 0;
+        int got;
+        while ((got = wl_pack_next(r, &row)) == 1) {
+            sum += wl_pack_row_hash(kind, &row);
+            n++;
+        }
+        if (got < 0)
+            snprintf(why, why_size, "%s", wl_pack_error(r));
+        wl_pack_close(r);
+        if (got < 0)
+            return -1;
+        if (kind == WL_PACK_KERNEL)
+            out->kernels = n, out->kernel_sum = sum;
+        else
+            out->api_sum = sum;
+    }
+    return 0;
+}

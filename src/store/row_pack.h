@@ -1,0 +1,93 @@
+/* The export pack (internal to the store): a second, compact copy of the rows the exporters walk
+ * (timed kernels and API calls), in the order they walk them, written once when a session is
+ * written (import, merge, the synthetic sessions, `warplens import --upgrade`).
+ *
+ * Why: an export of a large session spends most of its CPU in SQLite turning records into
+ * column values, row by row: about 600 ns a kernel and as much an API call, against ~90 ns an
+ * event for the timeline itself (bench/results/export.txt). The pack holds the same values as
+ * the cursors' statements return them, delta- and varint-coded in blocks of WL_PACK_BLOCK rows
+ * (a few dozen bytes a row), so a reader decodes a block with one SQLite step and a tight loop.
+ * Like an index, it is derived data: the rows stay the documented schema, every other reader
+ * reads them, and a session without a pack (older, or written by another tool) reads as before.
+ *
+ * Trust: the census (session_guard.c) that checks every row at open also sums a hash of each
+ * packed row's values as the cursors would read them (wl_pack_hash, an SQL function) and compares
+ * the sums, row counts and the untimed kernels with the pack's own, decoded whole. A pack that
+ * does not match (the rows were edited after it was written, or its blocks are damaged) is left
+ * unread: the session reads its rows, and is not kept as known sound, so each open says so. The
+ * census's per-user cache (check_cache.h) keeps a match for the unchanged file.
+ *
+ * Layout: table pack_block(kind, seq, n, data), one row per block:
+ *   kind 0: one block of varints: format version, packed kernels, untimed kernels, packed API
+ *           calls (-1 when the API calls are not packed), strings;
+ *   kind 1: the strings (API names and categories, kernel tiers): varint length, bytes; each
+ *           string's index is its place across the blocks in seq order;
+ *   kind 2: kernels, in (start, id) order; kind 3: API calls, in the host cursor's start order.
+ * A row's fields (WL_PACK_FIELDS) go out in turn: integers as the zigzag varint of their change
+ * from the same field of the previous row in the block, texts as a string index, nullable
+ * integers as a byte 0 (NULL) or 1 and then the change. Memory of a reader: one block and the
+ * strings (at most WL_PACK_MAX_STRINGS of them in WL_PACK_MAX_STRING_BYTES). */
+#ifndef WARPLENS_STORE_ROW_PACK_H
+#define WARPLENS_STORE_ROW_PACK_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { WL_PACK_META = 0, WL_PACK_STRINGS = 1, WL_PACK_KERNEL = 2, WL_PACK_API = 3 };
+#define WL_PACK_VERSION 1
+#define WL_PACK_BLOCK 4096
+#define WL_PACK_MAX_FIELDS 29
+#define WL_PACK_MAX_STRINGS 65536
+#define WL_PACK_MAX_STRING_BYTES (8u << 20)
+
+/* A row as the cursors read it: integers in v (0 for NULL), texts as (pointer, length) into the
+ * reader's strings, and which nullable fields are NULL. */
+typedef struct wl_pack_row {
+    int64_t v[WL_PACK_MAX_FIELDS];
+    const char *text[WL_PACK_MAX_FIELDS];
+    uint32_t len[WL_PACK_MAX_FIELDS];
+    uint32_t nulls; /* bit i: field i is NULL */
+} wl_pack_row;
+
+/* The SQL each kind's rows are read with and their census hash computed from (kind 2 or 3). */
+const char *wl_pack_kernel_sql(void);
+/* Census expressions: the hash of a row of table `kernel` (alias k) or `api_call`, NULL for a
+ * kernel without timestamps. */
+const char *wl_pack_census_expr(const char *table);
+/* wl_pack_hash(kind, fields...) on db (every connection the census reads with). */
+int wl_pack_register(sqlite3 *db);
+
+/* 1 when db has a pack_block table. */
+int wl_pack_present(sqlite3 *db);
+
+/* The header's counts and the pack's size in bytes: 0, or -1 with why. */
+int wl_pack_counts(sqlite3 *db, uint64_t *kernels, int64_t *api_calls, uint64_t *bytes, char *why, size_t why_size);
+
+/* What the census compares: per packed kind, the rows and the sum of their hashes. */
+typedef struct wl_pack_sums {
+    uint64_t kernels, kernel_sum, untimed;
+    int64_t api_calls; /* -1: not packed */
+    uint64_t api_sum;
+} wl_pack_sums;
+/* Decodes the whole pack into *out: 0, or -1 with why (damaged, unknown version, out of memory). */
+int wl_pack_digest(sqlite3 *db, wl_pack_sums *out, char *why, size_t why_size);
+
+/* A reader of one kind's rows in pack order. NULL when that kind is not packed (quietly) or on an
+ * error (with err). */
+typedef struct wl_pack_reader wl_pack_reader;
+wl_pack_reader *wl_pack_open(sqlite3 *db, int kind, char *err, size_t err_size);
+/* 1 with *row (its texts valid until the reader closes), 0 at the end, -1 damaged (err of open,
+ * filled with the block and byte offset). */
+int wl_pack_next(wl_pack_reader *r, wl_pack_row *row);
+/* Kernels without timestamps (not packed: in no walk), from the pack's header. */
+uint64_t wl_pack_untimed(const wl_pack_reader *r);
+const char *wl_pack_error(const wl_pack_reader *r);
+void wl_pack_close(wl_pack_reader *r);
+
+/* Writes the pack of db's rows, replacing any (inside the caller's transaction). Sessions whose
+ * tables lack the columns the cursors' fast statements read get none, and API calls past the
+ * string limits stay unpacked. 0, or -1 with err. */
+int wl_pack_build(sqlite3 *db, char *err, size_t err_size);
+
+#endif
