@@ -21,15 +21,6 @@ const char *wl_pack_kernel_sql(void)
            " ORDER BY k.start_ns, k.id";
 }
 
-const char *wl_pack_census_expr(const char *table)
-{
-    if (!strcmp(table, "kernel"))
-        return "CASE WHEN k.has_timestamps THEN wl_pack_hash(2, " WL_CUR_KERNEL_COLUMNS("0", WL_CUR_IDENT) ") END";
-    if (!strcmp(table, "api_call"))
-        return "wl_pack_hash(3, " WL_CUR_API_COLUMNS("pid", "tid") ")";
-    return NULL;
-}
-
 /* ---- the row hash ------------------------------------------------------------------------- */
 
 /* One multiply and shift per field, the finaliser of SplitMix64 at the end: a row changed in any
@@ -73,39 +64,103 @@ uint64_t wl_pack_row_hash(int kind, const wl_pack_row *r)
     return finish(h);
 }
 
-/* wl_pack_hash(kind, fields...): the hash of the row the cursors would read from these values
- * (integers as sqlite3_column_int64 reads them, texts as sqlite3_column_text). */
-static void hash_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* ---- the census's side: the same hash from the cells the row check receives ------------------ */
+
+/* Per packed field, the contract column it comes from and how the cursors' statement reads it
+ * (WL_CUR_KERNEL_COLUMNS with identity, WL_CUR_API_COLUMNS): 'v' the value, 'c' the value or -1
+ * for NULL, 'r' the rowid, 'z' 0, 't' text, 'n' integer or NULL, 'm' max(column, second column)
+ * (NULL when either is), 'k' max(1, the product of three columns, NULL counting 1). */
+typedef struct field_src {
+    char how;
+    const char *col[3];
+} field_src;
+static const field_src KERNEL_SRC[] = {
+    {'v', {"start_ns"}}, {'v', {"end_ns"}}, {'r', {NULL}}, {'v', {"pid"}}, {'v', {"device_id"}}, {'v', {"stream_id"}},
+    {'v', {"correlation_id"}}, {'z', {NULL}}, {'c', {"graph_id"}}, {'c', {"scope_id"}}, {'c', {"tid"}},
+    {'v', {"name_id"}}, {'v', {"grid_x"}}, {'v', {"grid_y"}}, {'v', {"grid_z"}}, {'v', {"block_x"}},
+    {'v', {"block_y"}}, {'v', {"block_z"}}, {'k', {"cluster_x", "cluster_y", "cluster_z"}},
+    {'v', {"registers_per_thread"}}, {'v', {"static_smem"}}, {'v', {"dynamic_smem"}}, {'v', {"smem_limit_config"}},
+    {'c', {"carveout_requested"}}, {'c', {"queue_delay_ns"}}, {'v', {"local_mem_per_thread"}},
+    {'c', {"submit_delay_ns"}}, {'c', {"op_id"}}, {'t', {"tier"}}};
+static const field_src API_SRC[] = {
+    {'v', {"pid"}}, {'v', {"tid"}}, {'v', {"start_ns"}}, {'m', {"end_ns", "start_ns"}}, {'r', {NULL}},
+    {'t', {"name"}}, {'t', {"category"}}, {'z', {NULL}}, {'v', {"correlation_id"}}, {'v', {"return_value"}},
+    {'c', {"scope_id"}}, {'n', {"flow_id"}}};
+
+int wl_pack_census_init(wl_pack_census *pc, const char *table, const char *const *cols, int ncols, uint64_t absent)
 {
-    int kind = sqlite3_value_int(argv[0]);
-    if (kind != WL_PACK_KERNEL && kind != WL_PACK_API)
-        return;
-    const char *f = WL_PACK_FIELDS[kind];
-    if ((size_t)argc != strlen(f) + 1)
-        return;
-    wl_pack_row r;
-    r.nulls = 0;
-    for (int i = 0; f[i]; i++) {
-        sqlite3_value *v = argv[i + 1];
-        if (f[i] == 't') {
-            const unsigned char *t = sqlite3_value_text(v);
-            r.text[i] = t ? (const char *)t : "";
-            r.len[i] = t ? (uint32_t)sqlite3_value_bytes(v) : 0;
-        } else if (f[i] == 'n' && sqlite3_value_type(v) == SQLITE_NULL) {
-            r.nulls |= 1u << i;
-        } else {
-            r.v[i] = sqlite3_value_int64(v);
+    const field_src *src = !strcmp(table, "kernel") ? KERNEL_SRC : !strcmp(table, "api_call") ? API_SRC : NULL;
+    if (!src)
+        return -1;
+    memset(pc, 0, sizeof *pc);
+    pc->kind = src == KERNEL_SRC ? WL_PACK_KERNEL : WL_PACK_API;
+    pc->nfields = (int)strlen(WL_PACK_FIELDS[pc->kind]);
+    pc->timed = -1;
+    for (int i = 0; i < ncols && pc->kind == WL_PACK_KERNEL; i++)
+        if (!strcmp(cols[i], "has_timestamps") && !(absent >> i & 1))
+            pc->timed = i;
+    if (pc->kind == WL_PACK_KERNEL && pc->timed < 0)
+        return -1;
+    for (int f = 0; f < pc->nfields; f++) {
+        pc->how[f] = src[f].how;
+        for (int k = 0; k < 3; k++) {
+            pc->col[f][k] = -1;
+            if (!src[f].col[k])
+                continue;
+            for (int i = 0; i < ncols; i++)
+                if (!strcmp(cols[i], src[f].col[k]) && !(absent >> i & 1))
+                    pc->col[f][k] = (int16_t)i;
+            if (pc->col[f][k] < 0)
+                return -1; /* a column the pack holds is not in the file: no pack to compare */
         }
     }
-    sqlite3_result_int64(ctx, (int64_t)wl_pack_row_hash(kind, &r));
+    return 0;
 }
 
-int wl_pack_register(sqlite3 *db)
+int wl_pack_census_hash(const wl_pack_census *pc, int64_t rowid, sqlite3_value **cells, uint64_t *hash)
 {
-    return sqlite3_create_function_v2(db, "wl_pack_hash", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, hash_fn, NULL,
-                                      NULL, NULL) == SQLITE_OK
-               ? 0
-               : -1;
+    if (pc->kind == WL_PACK_KERNEL && !sqlite3_value_int64(cells[pc->timed]))
+        return 0; /* no timestamps: not packed (`CASE WHEN k.has_timestamps`, as SQL tests a value) */
+    wl_pack_row r;
+    r.nulls = 0;
+    for (int f = 0; f < pc->nfields; f++) {
+        sqlite3_value *v = pc->col[f][0] >= 0 ? cells[pc->col[f][0]] : NULL;
+        int null = v && sqlite3_value_type(v) == SQLITE_NULL;
+        switch (pc->how[f]) {
+        case 'v': r.v[f] = sqlite3_value_int64(v); break;
+        case 'c': r.v[f] = null ? -1 : sqlite3_value_int64(v); break;
+        case 'r': r.v[f] = rowid; break;
+        case 'z': r.v[f] = 0; break;
+        case 'n':
+            r.v[f] = null ? 0 : sqlite3_value_int64(v);
+            r.nulls |= (uint32_t)null << f;
+            break;
+        case 'm': {
+            sqlite3_value *w = cells[pc->col[f][1]];
+            int64_t a = sqlite3_value_int64(v), b = sqlite3_value_int64(w);
+            r.v[f] = null || sqlite3_value_type(w) == SQLITE_NULL ? 0 : a > b ? a : b;
+            break;
+        }
+        case 'k': {
+            int64_t p = 1;
+            for (int k = 0; k < 3; k++) {
+                sqlite3_value *c = cells[pc->col[f][k]];
+                int64_t d = sqlite3_value_type(c) == SQLITE_NULL ? 1 : sqlite3_value_int64(c);
+                if (__builtin_mul_overflow(p, d, &p))
+                    p = INT64_MAX; /* SQL's product turns real: only in rows the contract refuses */
+            }
+            r.v[f] = p < 1 ? 1 : p;
+            break;
+        }
+        default: { /* 't' */
+            const unsigned char *t = sqlite3_value_text(v);
+            r.text[f] = t ? (const char *)t : "";
+            r.len[f] = t ? (uint32_t)sqlite3_value_bytes(v) : 0;
+        }
+        }
+    }
+    *hash = wl_pack_row_hash(pc->kind, &r);
+    return 1;
 }
 
 int wl_pack_present(sqlite3 *db) { return wl_sql_has_table(db, "pack_block"); }

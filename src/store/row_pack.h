@@ -10,8 +10,8 @@
  * Like an index, it is derived data: the rows stay the documented schema, every other reader
  * reads them, and a session without a pack (older, or written by another tool) reads as before.
  *
- * Trust: the census (session_guard.c) that checks every row at open also sums a hash of each
- * packed row's values as the cursors would read them (wl_pack_hash, an SQL function) and compares
+ * Trust: the census (session_census.c) that checks every row at open also sums a hash of each
+ * packed row's values as the cursors would read them (wl_pack_census_hash) and compares
  * the sums, row counts and the untimed kernels with the pack's own, decoded whole. A pack that
  * does not match (the rows were edited after it was written, or its blocks are damaged) is left
  * unread: the session reads its rows, and is not kept as known sound, so each open says so. The
@@ -50,13 +50,23 @@ typedef struct wl_pack_row {
     uint32_t nulls; /* bit i: field i is NULL */
 } wl_pack_row;
 
-/* The SQL each kind's rows are read with and their census hash computed from (kind 2 or 3). */
+/* The SQL the kernels are packed from (WL_CUR_KERNEL_COLUMNS with identity, in pack order). */
 const char *wl_pack_kernel_sql(void);
-/* Census expressions: the hash of a row of table `kernel` (alias k) or `api_call`, NULL for a
- * kernel without timestamps. */
-const char *wl_pack_census_expr(const char *table);
-/* wl_pack_hash(kind, fields...) on db (every connection the census reads with). */
-int wl_pack_register(sqlite3 *db);
+
+/* The census's side (session_census.c): the hash of a kernel or API call row from the cells the
+ * contract's row check receives, equal to the hash of the same row read from the pack. */
+typedef struct wl_pack_census {
+    int kind, nfields;
+    int timed;                         /* kernels: the has_timestamps cell */
+    char how[WL_PACK_MAX_FIELDS];
+    int16_t col[WL_PACK_MAX_FIELDS][3];
+} wl_pack_census;
+/* For table ("kernel" or "api_call") whose contract columns are cols[0, ncols) (absent: those the
+ * file lacks): 0, or -1 when a column the pack holds is missing. */
+int wl_pack_census_init(wl_pack_census *pc, const char *table, const char *const *cols, int ncols, uint64_t absent);
+/* 1 with *hash for a packed row (cells: the contract's columns in order), 0 for a kernel without
+ * timestamps (not packed). */
+int wl_pack_census_hash(const wl_pack_census *pc, int64_t rowid, sqlite3_value **cells, uint64_t *hash);
 
 /* 1 when db has a pack_block table. */
 int wl_pack_present(sqlite3 *db);

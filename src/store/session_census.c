@@ -55,18 +55,17 @@ typedef struct census_unit {
     int failed;                /* SQLite's error code when the rows could not be read */
     char why[160];
     uint64_t rows, hashed, sum; /* with a pack hash: rows read, rows hashed, the hashes' sum */
+    int digest;                /* not rows: the export pack decoded whole (census_work's sums) */
 } census_unit;
 
 sqlite3_stmt *wl_census_rows(const wl_guard *g, sqlite3 *db, int i, const char *key, int ranged, int faults)
 {
     const wl_table_rule *t = &WL_CONTRACT[i];
-    char *call = wl_guard_fault_call(g, i);
-    /* column 7: the export pack's hash of the row (the expressions name the table k) */
-    const char *hash = g->pack_expr[i] && !faults ? g->pack_expr[i] : "NULL";
-    char *sql = call ? sqlite3_mprintf("SELECT * FROM (SELECT %s, %s AS fault, %s, \"%w\", \"%w\", \"%w\", %s FROM"
-                                       " main.\"%w\" AS k WHERE %s) WHERE %s LIMIT %d",
+    char *call = wl_guard_fault_call(g, i, faults || !g->packed[i] ? "wl_fault" : "wl_fault_pack");
+    char *sql = call ? sqlite3_mprintf("SELECT * FROM (SELECT %s, %s AS fault, %s, \"%w\", \"%w\", \"%w\" FROM"
+                                       " main.\"%w\" WHERE %s) WHERE %s LIMIT %d",
                                        t->rowid ? "rowid" : "NULL", call, key, keycol(t, 0), keycol(t, 1),
-                                       keycol(t, 2), hash, t->name, ranged ? "rowid BETWEEN ?1 AND ?2" : "1",
+                                       keycol(t, 2), t->name, ranged ? "rowid BETWEEN ?1 AND ?2" : "1",
                                        faults ? "fault IS NOT NULL" : "1", faults ? faults : -1)
                      : NULL;
     free(call);
@@ -100,16 +99,14 @@ static int census_pass(wl_guard *g, sqlite3 *db, census_unit *u, ref_set *refs, 
     sqlite3_bind_int64(st, 2, u->hi);
     size_t cap = 0;
     int rc;
-    int hashing = g->pack_expr[u->table] != NULL;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (hashing) {
-            u->rows++;
-            if (sqlite3_column_type(st, 7) != SQLITE_NULL) {
-                u->hashed++;
-                u->sum += (uint64_t)sqlite3_column_int64(st, 7);
-            }
+        int type = sqlite3_column_type(st, 1);
+        u->rows++;
+        if (type == SQLITE_INTEGER) { /* sound, with its pack hash */
+            u->hashed++;
+            u->sum += (uint64_t)sqlite3_column_int64(st, 1);
         }
-        if (sqlite3_column_type(st, 1) == SQLITE_NULL) {
+        if (type != SQLITE_TEXT) {
             if (refs && add_ref(refs, &cap, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3))) {
                 rc = SQLITE_NOMEM;
                 break;
@@ -137,13 +134,17 @@ static const char *const BIG_FIRST[] = {"kernel", "api_call", "pm_sample", "kern
 #define MAX_WORKERS 4
 #define CHUNK_ROWS 65536
 #define MAX_CHUNKS 32
-#define MAX_UNITS (MAX_TABLES + MAX_CHUNKS * (int)(sizeof BIG_FIRST / sizeof BIG_FIRST[0]))
+#define MAX_UNITS (MAX_TABLES + 1 + MAX_CHUNKS * (int)(sizeof BIG_FIRST / sizeof BIG_FIRST[0]))
 
 typedef struct census_work {
     wl_guard *g;
     census_unit unit[MAX_UNITS];
     int n;
     atomic_int next;
+    /* the digest unit's result: the pack's sums, or why it cannot be decoded (rc -1) */
+    wl_pack_sums sums;
+    int digest_rc;
+    char digest_why[220];
 } census_work;
 
 static void census_fail(census_unit *u, sqlite3 *db)
@@ -154,9 +155,12 @@ static void census_fail(census_unit *u, sqlite3 *db)
 
 static void census_run(census_work *w, sqlite3 *db)
 {
-    for (int k; (k = atomic_fetch_add(&w->next, 1)) < w->n;)
-        if (census_pass(w->g, db, &w->unit[k], NULL, "0, 0"))
+    for (int k; (k = atomic_fetch_add(&w->next, 1)) < w->n;) {
+        if (w->unit[k].digest) /* beside the rows, on a worker of its own while they are read */
+            w->digest_rc = wl_pack_digest(db, &w->sums, w->digest_why, sizeof w->digest_why);
+        else if (census_pass(w->g, db, &w->unit[k], NULL, "0, 0"))
             census_fail(&w->unit[k], db);
+    }
 }
 
 typedef struct census_helper {
@@ -212,16 +216,13 @@ static void pack_setup(wl_guard *g, sqlite3 *db)
     for (int p = 0; p < 2; p++) {
         const wl_table_rule *t = wl_contract_table(PACKED[p]);
         int i = t ? (int)(t - WL_CONTRACT) : -1;
-        /* a table without the columns the hash reads has no pack the readers would use */
-        char *probe = i >= 0 && g->present[i]
-                          ? sqlite3_mprintf("SELECT %s FROM main.\"%w\" AS k LIMIT 0", wl_pack_census_expr(PACKED[p]),
-                                            PACKED[p])
-                          : NULL;
-        sqlite3_stmt *st = NULL;
-        if (probe && wl_pack_register(db) == 0 && sqlite3_prepare_v2(db, probe, -1, &st, NULL) == SQLITE_OK)
-            g->pack_expr[i] = wl_pack_census_expr(PACKED[p]);
-        sqlite3_finalize(st);
-        sqlite3_free(probe);
+        if (i < 0 || !g->present[i] || t->ncols > 64)
+            continue;
+        const char *cols[64];
+        for (int c = 0; c < t->ncols; c++)
+            cols[c] = t->cols[c].name;
+        /* a table without the columns the pack holds has no pack the readers would use */
+        g->packed[i] = wl_pack_census_init(&g->pack_of[i], PACKED[p], cols, t->ncols, g->absent[i]) == 0;
     }
     g->pack = -1; /* until the sums match */
     snprintf(g->pack_why, sizeof g->pack_why, "its tables lack columns the export pack holds");
@@ -229,12 +230,12 @@ static void pack_setup(wl_guard *g, sqlite3 *db)
 
 /* The pack decoded whole against the census's sums: kernels (timed ones hashed, the others
  * counted as untimed) and API calls. */
-static void pack_compare(wl_guard *g, sqlite3 *db, const census_work *w)
+static void pack_compare(wl_guard *g, const census_work *w)
 {
     if (g->pack == 0)
         return;
     int ki = (int)(wl_contract_table("kernel") - WL_CONTRACT), ai = (int)(wl_contract_table("api_call") - WL_CONTRACT);
-    if (!g->pack_expr[ki])
+    if (!g->packed[ki])
         return;
     if (g->skipped[ki] || g->skipped[ai]) { /* read through the guard's views: the pack is not used */
         g->pack = 0;
@@ -247,10 +248,12 @@ static void pack_compare(wl_guard *g, sqlite3 *db, const census_work *w)
         if (p >= 0)
             rows[p] += u->rows, hashed[p] += u->hashed, sum[p] += u->sum;
     }
-    wl_pack_sums ps;
-    if (wl_pack_digest(db, &ps, g->pack_why, sizeof g->pack_why))
+    const wl_pack_sums ps = w->sums;
+    if (w->digest_rc) {
+        snprintf(g->pack_why, sizeof g->pack_why, "%s", w->digest_why);
         return;
-    int api_ok = ps.api_calls < 0 || (g->pack_expr[ai] && (uint64_t)ps.api_calls == hashed[1] && ps.api_sum == sum[1]);
+    }
+    int api_ok = ps.api_calls < 0 || (g->packed[ai] && (uint64_t)ps.api_calls == hashed[1] && ps.api_sum == sum[1]);
     if (ps.kernels != hashed[0] || ps.kernel_sum != sum[0] || ps.untimed != rows[0] - hashed[0] || !api_ok) {
         snprintf(g->pack_why, sizeof g->pack_why, "the export pack does not match the %s (changed since it was written)",
                  api_ok ? "kernels" : "API calls");
@@ -285,6 +288,9 @@ int wl_census(wl_guard *g, sqlite3 *db, int tolerate, int one_thread, char *err,
             census_fail(u, db);
     }
     int first = w->n;
+    int ki = (int)(wl_contract_table("kernel") - WL_CONTRACT);
+    if (g->packed[ki]) /* first: it takes about as long as a table's share of the rows */
+        w->unit[w->n++] = (census_unit){.table = ki, .digest = 1};
     for (size_t b = 0; b < sizeof BIG_FIRST / sizeof BIG_FIRST[0]; b++) {
         int i = (int)(wl_contract_table(BIG_FIRST[b]) - WL_CONTRACT);
         if (!g->present[i] || queued[i])
@@ -336,7 +342,7 @@ int wl_census(wl_guard *g, sqlite3 *db, int tolerate, int one_thread, char *err,
         g->skipped[i] += u->skipped;
     }
     if (rc == 0)
-        pack_compare(g, db, w);
+        pack_compare(g, w);
     free(w);
     return rc;
 }

@@ -38,15 +38,13 @@ static int has_ref(const void *arg, wl_ref_kind kind, int64_t a, int64_t b)
 
 /* ---- the row check ------------------------------------------------------------------------ */
 
-/* wl_fault(table index, rowid, cells...): NULL, or "<column> <what is wrong>". Pure: SQLite may
- * call it with a column replaced by a constant the query compares it with (constant propagation)
- * for rows the query then leaves out anyway, so it records nothing. */
-static void fault_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* Row ti's cells (argv: table index, rowid, the contract's columns) against the contract: 1 with
+ * "<column> <what is wrong>" in msg, 0 when the row is sound, -1 for a call the views never make. */
+static int check_row(const wl_guard *g, int argc, sqlite3_value **argv, char *msg, size_t msg_size)
 {
-    const wl_guard *g = sqlite3_user_data(ctx);
     int ti = sqlite3_value_int(argv[0]);
     if (ti < 0 || ti >= WL_CONTRACT_TABLES || argc != WL_CONTRACT[ti].ncols + 2)
-        return; /* cannot happen: the views pass what the contract lists */
+        return -1; /* cannot happen: the views pass what the contract lists */
     const wl_table_rule *t = &WL_CONTRACT[ti];
     wl_cell cells[64];
     for (int i = 0; i < t->ncols; i++) {
@@ -61,7 +59,7 @@ static void fault_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     char why[160];
     int bad = wl_contract_check(t, cells, g->absent[ti], &g->env, why, sizeof why);
     if (bad < 0)
-        return;
+        return 0;
     /* the message shows the cell: its text is only read now */
     wl_cell *c = &cells[bad];
     if (c->type == SQLITE_TEXT || c->type == SQLITE_BLOB) {
@@ -70,9 +68,34 @@ static void fault_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         c->len = sqlite3_value_bytes(v);
         (void)wl_contract_check(t, cells, g->absent[ti], &g->env, why, sizeof why); /* same fault, with its text */
     }
+    snprintf(msg, msg_size, "%s %s", t->cols[bad].name, why);
+    return 1;
+}
+
+/* wl_fault(table index, rowid, cells...): NULL, or "<column> <what is wrong>". Pure: SQLite may
+ * call it with a column replaced by a constant the query compares it with (constant propagation)
+ * for rows the query then leaves out anyway, so it records nothing. */
+static void fault_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
     char msg[256];
-    snprintf(msg, sizeof msg, "%s %s", t->cols[bad].name, why);
-    sqlite3_result_text(ctx, msg, -1, SQLITE_TRANSIENT);
+    if (check_row(sqlite3_user_data(ctx), argc, argv, msg, sizeof msg) == 1)
+        sqlite3_result_text(ctx, msg, -1, SQLITE_TRANSIENT);
+}
+
+/* wl_fault_pack(the same): the census's variant, which also hashes what the export pack holds of
+ * a sound row: the fault (text), else the pack hash of a packed row (an integer), else NULL. The
+ * hash comes from the cells the check already has: no column is read twice. */
+static void fault_pack_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const wl_guard *g = sqlite3_user_data(ctx);
+    char msg[256];
+    int r = check_row(g, argc, argv, msg, sizeof msg);
+    uint64_t h;
+    if (r == 1)
+        sqlite3_result_text(ctx, msg, -1, SQLITE_TRANSIENT);
+    else if (r == 0 && g->packed[sqlite3_value_int(argv[0])] &&
+             wl_pack_census_hash(&g->pack_of[sqlite3_value_int(argv[0])], sqlite3_value_int64(argv[1]), argv + 2, &h))
+        sqlite3_result_int64(ctx, (int64_t)h);
 }
 
 /* ---- building ----------------------------------------------------------------------------- */
@@ -170,15 +193,14 @@ static void build_window(wl_guard *g, sqlite3 *db)
         g->env.window_hi = hi < WL_TIME_MAX - WINDOW_SLACK_NS ? hi + WINDOW_SLACK_NS : WL_TIME_MAX;
 }
 
-/* "wl_fault(i, rowid, c0, c1, ...)" for table i (NULL for the columns the file lacks). */
-char *wl_guard_fault_call(const wl_guard *g, int i)
+char *wl_guard_fault_call(const wl_guard *g, int i, const char *fn)
 {
     const wl_table_rule *t = &WL_CONTRACT[i];
     size_t cap = 64 + (size_t)t->ncols * 40, o = 0;
     char *s = malloc(cap);
     if (!s)
         return NULL;
-    o += (size_t)snprintf(s, cap, "wl_fault(%d, %s", i, t->rowid ? "rowid" : "NULL");
+    o += (size_t)snprintf(s, cap, "%s(%d, %s", fn, i, t->rowid ? "rowid" : "NULL");
     for (int c = 0; c < t->ncols; c++)
         o += (size_t)snprintf(s + o, cap - o, ", %s%s%s", g->absent[i] >> c & 1 ? "NULL" : "\"",
                               g->absent[i] >> c & 1 ? "" : t->cols[c].name, g->absent[i] >> c & 1 ? "" : "\"");
@@ -189,7 +211,8 @@ char *wl_guard_fault_call(const wl_guard *g, int i)
 int wl_guard_register(wl_guard *g, sqlite3 *db)
 {
     return sqlite3_create_function_v2(db, "wl_fault", -1, SQLITE_UTF8, g, fault_fn, NULL, NULL, NULL) == SQLITE_OK &&
-                   wl_pack_register(db) == 0
+                   sqlite3_create_function_v2(db, "wl_fault_pack", -1, SQLITE_UTF8, g, fault_pack_fn, NULL, NULL,
+                                              NULL) == SQLITE_OK
                ? 0
                : -1;
 }
@@ -286,7 +309,7 @@ int wl_guard_install(wl_guard *g, sqlite3 *db)
     for (int i = 0; i < WL_CONTRACT_TABLES && rc == SQLITE_OK; i++) {
         if (!g->present[i] || !g->skipped[i]) /* sound tables are read as they are */
             continue;
-        char *call = wl_guard_fault_call(g, i);
+        char *call = wl_guard_fault_call(g, i, "wl_fault");
         char *sql = call ? sqlite3_mprintf("CREATE TEMP VIEW \"%w\" AS SELECT * FROM main.\"%w\" WHERE %s IS NULL",
                                            WL_CONTRACT[i].name, WL_CONTRACT[i].name, call)
                          : NULL;

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "store/row_pack.h"
 #include "store/session_contract.h"
 #include "store/session_guard.h"
 
@@ -32,9 +33,11 @@ struct wl_guard {
     int nproblems;
     /* the census at open: rows left out per table and the first of them */
     int census_ran;             /* 0: the file was known sound (check_cache.h) */
-    /* the export pack (row_pack.h): the hash each census pass sums per table (NULL: none), and
-     * what the comparison found: 1 it matches the rows, -1 it does not (why), 0 not compared */
-    const char *pack_expr[MAX_TABLES];
+    /* the export pack (row_pack.h): the tables whose rows the census hashes as the pack holds
+     * them, and what the comparison found: 1 it matches the rows, -1 it does not (why), 0 not
+     * compared */
+    uint8_t packed[MAX_TABLES];
+    wl_pack_census pack_of[MAX_TABLES];
     int pack;
     char pack_why[220];
     uint64_t skipped[MAX_TABLES];
@@ -45,9 +48,10 @@ struct wl_guard {
 void wl_guard_add_problem(wl_guard *g, const char *fmt, const char *a, const char *b, const char *c);
 /* Order of ref_keys (qsort, bsearch). */
 int wl_guard_key_cmp(const void *x, const void *y);
-/* "wl_fault(i, rowid, c0, c1, ...)" for table i (NULL for the columns the file lacks); malloc'd. */
-char *wl_guard_fault_call(const wl_guard *g, int i);
-/* The row check (wl_fault) and the pack hash (wl_pack_hash) on a connection: 0, or -1. */
+/* "fn(i, rowid, c0, c1, ...)" for table i (NULL for the columns the file lacks); malloc'd. fn:
+ * wl_fault (the fault or NULL) or wl_fault_pack (the fault, else the row's pack hash or NULL). */
+char *wl_guard_fault_call(const wl_guard *g, int i, const char *fn);
+/* The row checks wl_fault and wl_fault_pack on a connection: 0, or -1. */
 int wl_guard_register(wl_guard *g, sqlite3 *db);
 
 /* The census of every row of every table present, in up to four threads (session_census.c):
@@ -57,8 +61,9 @@ int wl_guard_register(wl_guard *g, sqlite3 *db);
 int wl_census(wl_guard *g, sqlite3 *db, int tolerate, int one_thread, char *err, size_t err_size, int *code);
 /* The statement that checks table i's rows: columns 0 rowid (NULL without one), 1 the fault
  * (NULL: sound), 2-3 key (SQL for the two parts of the row's key, when other tables reference
- * it), 4-6 the leading columns, which name a row without a rowid, 7 the pack hash. ranged: rowid
- * in [?1, ?2]; faults: only the unsound rows, at most that many. */
+ * it), 4-6 the leading columns, which name a row without a rowid. ranged: rowid in [?1, ?2];
+ * faults: only the unsound rows, at most that many (else column 1 is wl_fault_pack's: a text
+ * fault, or the row's pack hash, or NULL). */
 sqlite3_stmt *wl_census_rows(const wl_guard *g, sqlite3 *db, int i, const char *key, int ranged, int faults);
 /* "row 12: <fault>", or for a row without a rowid "row with pid 1, device_id 0, ...: <fault>" */
 void wl_census_describe(const wl_table_rule *t, sqlite3_stmt *st, char *out, size_t n);
