@@ -2,11 +2,12 @@
  * JSON and JFR exports read it and must give the bytes the same session gives without it (the
  * rows through SQLite), for: the generator's session; API calls of one thread that start
  * together with different ends (the host cursor's tie order); more threads than the cursor keeps
- * statements for (one sorted statement instead); API names past the string limit (the calls stay
- * unpacked, the kernels packed); the rows edited after the pack was written (not read, said so,
- * and `import --upgrade` writes it again); and a pack damaged at random, blob by blob (never a
- * crash or a wrong export: the census does not match it and the rows are read; the reader
- * itself, asked directly, stops with an error naming the block). */
+ * statements for (one sorted statement instead); API names past the string limits, in number or
+ * in length (the calls stay unpacked, the kernels packed); the rows edited after the pack was
+ * written (not read, said so, and `import --upgrade` writes it again); a block larger than any
+ * writer makes (refused unread); and a pack damaged at random, blob by blob (never a crash or a
+ * wrong export: the census does not match it and the rows are read; the reader itself, asked
+ * directly, stops with an error naming the block). */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -169,7 +170,8 @@ static void damage_blocks(const char *path)
         case 0: /* one byte */
             snprintf(q, sizeof q,
                      "UPDATE pack_block SET data = substr(data, 1, %u %% length(data)) || x'%02x' ||"
-                     " substr(data, %u %% length(data) + 2) WHERE rowid = (SELECT rowid FROM pack_block LIMIT 1 OFFSET %lld)",
+                     " substr(data, %u %% length(data) + 2) WHERE rowid ="
+                     " (SELECT rowid FROM pack_block LIMIT 1 OFFSET %lld)",
                      at, (at >> 3) & 0xff, at, pick);
             break;
         case 1: /* cut */
@@ -242,6 +244,27 @@ int main(void)
 
     /* damage to the pack's blocks */
     damage_blocks(path);
+    /* a block larger than any writer makes: refused before it is read into memory */
+    char big[128];
+    snprintf(big, sizeof big, "%s/big.wlsession", g_dir);
+    CHECK(copy_file(path, big) == 0 &&
+          sql(big, "UPDATE pack_block SET data = zeroblob(4000000) WHERE kind = 2 AND seq = 1") == 0);
+    read_directly(big);
+    same_as_rows(big, -1, 0, "a huge block");
+    /* the header: a byte too many, another format, a count out of range */
+    static const char *const HEADERS[] = {"data || x'00'", "x'0402020200'", "x'02030202020000'", "x'02020202'"};
+    for (size_t h = 0; h < sizeof HEADERS / sizeof *HEADERS; h++) {
+        char q[160];
+        snprintf(q, sizeof q, "UPDATE pack_block SET data = %s WHERE kind = 0", HEADERS[h]);
+        CHECK(copy_file(path, big) == 0 && sql(big, q) == 0);
+        read_directly(big);
+        same_as_rows(big, -1, 0, HEADERS[h]);
+    }
+    unlink(big);
+    /* one API name longer than a strings block: the calls unpacked */
+    CHECK(sql(path, "UPDATE api_call SET name = printf('%.70000c', 'x') WHERE id = 5") == 0);
+    upgrade(path);
+    same_as_rows(path, 1, -1, "a 70,000-byte name");
 
     /* API names past the string limit: the calls unpacked, the kernels still packed */
     snprintf(path, sizeof path, "%s/names.wlsession", g_dir);

@@ -230,12 +230,14 @@ static int read_header(sqlite3 *db, int64_t h[5], char *why, size_t n)
 {
     sqlite3_stmt *st;
     int rc = -1;
-    if (sqlite3_prepare_v2(db, "SELECT data FROM pack_block WHERE kind = 0", -1, &st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(db, "SELECT CASE WHEN length(data) <= 64 THEN data END FROM pack_block WHERE kind = 0", -1,
+                           &st, NULL) != SQLITE_OK) {
         snprintf(why, n, "the export pack cannot be read: %s", sqlite3_errmsg(db));
         return -1;
     }
     if (sqlite3_step(st) == SQLITE_ROW) {
-        const unsigned char *p = sqlite3_column_blob(st, 0), *end = p + sqlite3_column_bytes(st, 0);
+        const unsigned char *p = sqlite3_column_blob(st, 0);
+        const unsigned char *end = p ? p + sqlite3_column_bytes(st, 0) : NULL;
         rc = 0;
         for (int i = 0; i < 5 && rc == 0; i++) {
             uint64_t u = 0;
@@ -243,7 +245,7 @@ static int read_header(sqlite3 *db, int64_t h[5], char *why, size_t n)
             h[i] = unzigzag(u);
         }
         if (rc || p != end)
-            snprintf(why, n, "the export pack's header is damaged");
+            snprintf(why, n, "the export pack's header is damaged"), rc = -1;
         else if (h[0] != WL_PACK_VERSION)
             snprintf(why, n, "the export pack has format %lld, this warplens reads %d", (long long)h[0],
                      WL_PACK_VERSION), rc = -1;
@@ -269,7 +271,9 @@ static int read_strings(wl_pack_reader *r, sqlite3 *db, uint32_t count)
         snprintf(r->err, sizeof r->err, "out of memory");
         return -1;
     }
-    if (sqlite3_prepare_v2(db, "SELECT seq, data FROM pack_block WHERE kind = 1 ORDER BY seq", -1, &st, NULL) !=
+    if (sqlite3_prepare_v2(db,
+                           "SELECT seq, CASE WHEN length(data) <= " WL_STR(WL_PACK_MAX_BLOCK_BYTES)
+                           " THEN data END, length(data) > 0 FROM pack_block WHERE kind = 1 ORDER BY seq", -1, &st, NULL) !=
         SQLITE_OK) {
         free(off);
         snprintf(r->err, sizeof r->err, "the export pack cannot be read: %s", sqlite3_errmsg(db));
@@ -278,7 +282,12 @@ static int read_strings(wl_pack_reader *r, sqlite3 *db, uint32_t count)
     int rc = 0, step;
     while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
         r->seq = sqlite3_column_int64(st, 0);
-        const unsigned char *b = sqlite3_column_blob(st, 1), *p = b, *end = b + sqlite3_column_bytes(st, 1);
+        const unsigned char *b = sqlite3_column_blob(st, 1), *p = b;
+        const unsigned char *end = b ? b + sqlite3_column_bytes(st, 1) : NULL;
+        if (!b && sqlite3_column_int(st, 2)) { /* past the largest block a writer makes: not read into memory */
+            rc = damaged(r, "a strings block is larger than any pack holds");
+            break;
+        }
         while (rc == 0 && p && p < end) {
             uint64_t len;
             r->at = (size_t)(p - b);
@@ -341,7 +350,9 @@ wl_pack_reader *wl_pack_open(sqlite3 *db, int kind, char *err, size_t err_size)
     r->untimed = (uint64_t)h[2];
     r->rows = kind == WL_PACK_KERNEL ? h[1] : h[3];
     if (read_strings(r, db, (uint32_t)h[4]) ||
-        sqlite3_prepare_v2(db, "SELECT n, data, seq FROM pack_block WHERE kind = ?1 ORDER BY seq", -1, &r->blocks,
+        sqlite3_prepare_v2(db,
+                           "SELECT n, CASE WHEN length(data) <= " WL_STR(WL_PACK_MAX_BLOCK_BYTES)
+                           " THEN data END, seq FROM pack_block WHERE kind = ?1 ORDER BY seq", -1, &r->blocks,
                            NULL) != SQLITE_OK) {
         snprintf(err, err_size, "%s", r->err[0] ? r->err : sqlite3_errmsg(db));
         wl_pack_close(r);

@@ -26,7 +26,7 @@
  * A row's fields (WL_PACK_FIELDS) go out in turn: integers as the zigzag varint of their change
  * from the same field of the previous row in the block, texts as a string index, nullable
  * integers as a byte 0 (NULL) or 1 and then the change. Memory of a reader: one block and the
- * strings (at most WL_PACK_MAX_STRINGS of them in WL_PACK_MAX_STRING_BYTES). */
+ * strings (at most WL_PACK_MAX_STRINGS of them in WL_PACK_MAX_STRING_BYTES, none over 64 KiB). */
 #ifndef WARPLENS_STORE_ROW_PACK_H
 #define WARPLENS_STORE_ROW_PACK_H
 
@@ -40,6 +40,11 @@ enum { WL_PACK_META = 0, WL_PACK_STRINGS = 1, WL_PACK_KERNEL = 2, WL_PACK_API = 
 #define WL_PACK_MAX_FIELDS 29
 #define WL_PACK_MAX_STRINGS 65536
 #define WL_PACK_MAX_STRING_BYTES (8u << 20)
+/* No block is larger (every field of every row at its longest varint): larger blobs are damage,
+ * refused before they are read into memory. */
+#define WL_PACK_MAX_BLOCK_BYTES 1310720 /* >= WL_PACK_BLOCK * (WL_PACK_MAX_FIELDS * 10 + 1) */
+#define WL_STR_(x) #x
+#define WL_STR(x) WL_STR_(x)
 
 /* A row as the cursors read it: integers in v (0 for NULL), texts as (pointer, length) into the
  * reader's strings, and which nullable fields are NULL. */

@@ -59,7 +59,8 @@ static int intern(builder *b, const char *s, uint32_t len, uint32_t *out)
             return 0;
         }
     }
-    if (b->nstr == WL_PACK_MAX_STRINGS || b->used + len > WL_PACK_MAX_STRING_BYTES)
+    /* a string fits one strings block (a reader refuses larger blocks) */
+    if (b->nstr == WL_PACK_MAX_STRINGS || b->used + len > WL_PACK_MAX_STRING_BYTES || len > STRING_BLOCK - 10)
         return 1;
     if (b->used + len > b->cap) {
         size_t nc = b->cap ? b->cap * 2 : 65536;

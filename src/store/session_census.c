@@ -255,7 +255,8 @@ static void pack_compare(wl_guard *g, const census_work *w)
     }
     int api_ok = ps.api_calls < 0 || (g->packed[ai] && (uint64_t)ps.api_calls == hashed[1] && ps.api_sum == sum[1]);
     if (ps.kernels != hashed[0] || ps.kernel_sum != sum[0] || ps.untimed != rows[0] - hashed[0] || !api_ok) {
-        snprintf(g->pack_why, sizeof g->pack_why, "the export pack does not match the %s (changed since it was written)",
+        snprintf(g->pack_why, sizeof g->pack_why,
+                 "the export pack does not match the %s (changed since it was written)",
                  api_ok ? "kernels" : "API calls");
         return;
     }

@@ -150,7 +150,8 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
      * calls (next (pid, tid) after the last one, by index seek), or one for all of them past
      * MAX_THREAD_SOURCES threads */
     char why[200];
-    if (rc == 0 && by_start && s->pack && c->flow_col && (c->pack = wl_pack_open(c->db, WL_PACK_API, why, sizeof why))) {
+    if (rc == 0 && by_start && s->pack && c->flow_col &&
+        (c->pack = wl_pack_open(c->db, WL_PACK_API, why, sizeof why))) {
         c->nsrc++; /* source 3: no statement */
         sqlite3_finalize(threads);
         if ((c->heap = malloc((size_t)c->nsrc * sizeof *c->heap)))
@@ -365,7 +366,8 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
         }
         int r = 1, probe;
         if (c->flow_col) { /* the row's flow; several (NULL) are looked up */
-            int several = c->pack && best == 3 ? (int)(c->prow.nulls >> 11 & 1) : sqlite3_column_type(st, 11) == SQLITE_NULL;
+            int several = c->pack && best == 3 ? (int)(c->prow.nulls >> 11 & 1)
+                                               : sqlite3_column_type(st, 11) == SQLITE_NULL;
             if (!several) {
                 uint64_t f = (uint64_t)col_i64(c, best, 11);
                 if (f && add_flow(c, &it->n_flows, f))
