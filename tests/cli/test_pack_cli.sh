@@ -69,6 +69,9 @@ check 'grep -q "edited.wlsession: the export pack does not match the API calls (
 check 'grep -q "^pack      not read: it does not match the rows" info.txt' "edited: info: $(grep pack info.txt)"
 same_without edited edited.wlsession
 check 'grep -q cudaEdited edited/t.json' "edited: the export shows the edit"
+"$BIN" info --check edited.wlsession >check.txt
+check '[ $? = 0 ] && grep -q "edited.wlsession: note: the export pack does not match the API calls" check.txt' \
+    "edited: info --check notes the pack, and no problem: $(cat check.txt)"
 "$BIN" import --upgrade edited.wlsession >/dev/null
 "$BIN" export edited.wlsession -q -o e.pftrace 2>err
 check '[ ! -s err ]' "upgraded after the edit: no note: $(cat err)"

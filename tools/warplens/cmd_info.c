@@ -123,6 +123,9 @@ static int check(const char *path)
     else
         printf("%s: no problem found (file, structure, every row and link checked)\n", path);
     char what[512];
+    if (wl_session_pack_note(s, what, sizeof what)) /* derived data: not a problem of the session's rows */
+        printf("%s: note: %s; the exports read the rows instead (`warplens import --upgrade %s` writes the pack"
+               " again)\n", path, what, path);
     if (wl_session_read_failure(s, what, sizeof what) && !problems) {
         printf("%s: SQLite reported %s while checking\n", path, what);
         problems = 1;
