@@ -307,6 +307,8 @@ sqlite3 *wl_cur_db(wl_session *s, char *err, size_t err_size)
     return db;
 }
 
+void wl_cur_db_packed(sqlite3 *db) { sqlite3_exec(db, "PRAGMA cache_size = -2000", NULL, NULL, NULL); }
+
 sqlite3 *wl_cur_db_scan(wl_session *s)
 {
     sqlite3 *db = wl_cur_db(s, NULL, 0);

@@ -181,8 +181,10 @@ static wl_gpu_cursor *gpu_open(wl_session *s, int linked, int flags, char *err, 
     /* the export pack, when the census matched it to the rows: the timeline's unlinked read (a pack
      * that cannot be opened after all leaves the rows to be read) */
     char why[200];
-    if (rc == 0 && !linked && s->pack && c->ident && (c->pack = wl_pack_open(c->db, WL_PACK_KERNEL, why, sizeof why)))
+    if (rc == 0 && !linked && s->pack && c->ident && (c->pack = wl_pack_open(c->db, WL_PACK_KERNEL, why, sizeof why))) {
         c->untimed = (int64_t)wl_pack_untimed(c->pack);
+        wl_cur_db_packed(c->db);
+    }
     for (int i = c->pack ? 1 : 0; rc == 0 && i < 3; i++) {
         const char *sql = i == 0 ? KERNEL_SQLS[c->narrow][linked][c->ident] : GPU_SQL[linked][i];
         rc = sqlite3_prepare_v3(c->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &c->src[i].st, NULL);

@@ -154,6 +154,7 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
         (c->pack = wl_pack_open(c->db, WL_PACK_API, why, sizeof why))) {
         c->nsrc++; /* source 3: no statement */
         sqlite3_finalize(threads);
+        wl_cur_db_packed(c->db);
         if ((c->heap = malloc((size_t)c->nsrc * sizeof *c->heap)))
             return c;
         wl_host_cursor_close(c);

@@ -95,5 +95,8 @@ sqlite3 *wl_cur_db(wl_session *s, char *err, size_t err_size);
 /* The same for a read of whole tables in their own order (folds): pages are read once, in order,
  * so SQLite's default 2 MiB page cache is kept rather than the cursors' larger one. */
 sqlite3 *wl_cur_db_scan(wl_session *s);
+/* A cursor whose bulk comes from the export pack: its blocks are read once, and would only fill
+ * the page cache (24 MiB a cursor, kept to the end); the small tables left need SQLite's default. */
+void wl_cur_db_packed(sqlite3 *db);
 
 #endif
