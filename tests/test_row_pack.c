@@ -4,7 +4,9 @@
  * together with different ends (the host cursor's tie order); more threads than the cursor keeps
  * statements for (one sorted statement instead); API names past the string limits, in number or
  * in length (the calls stay unpacked, the kernels packed); the rows edited after the pack was
- * written (not read, said so, and `import --upgrade` writes it again); a block larger than any
+ * written (not read, said so, and `import --upgrade` writes it again); NVTX ranges and scopes
+ * starting together, some never closed (runs sorted as read), and more of one start than a run
+ * may hold (unpacked); a block larger than any
  * writer makes (refused unread); and a pack damaged at random, blob by blob (never a crash or a
  * wrong export: the census does not match it and the rows are read; the reader itself, asked
  * directly, stops with an error naming the block). */
@@ -237,6 +239,21 @@ int main(void)
     upgrade(path);
     same_as_rows(path, 1, calls, "equal starts");
 
+    /* NVTX ranges and scopes starting together, some never closed (they end at the session's end,
+     * which only the reader knows): each run of equal starts sorted the statements' way */
+    CHECK(sql(path, "UPDATE nvtx_range SET start_ns = start_ns - start_ns % 200000,"
+                    " duration_ns = end_ns - (start_ns - start_ns % 200000);"
+                    "UPDATE nvtx_range SET end_ns = NULL, duration_ns = NULL WHERE id % 3 = 0;"
+                    "UPDATE scope SET start_ns = start_ns - start_ns % 200000,"
+                    " duration_ns = end_ns - (start_ns - start_ns % 200000);"
+                    "UPDATE scope SET end_ns = NULL, duration_ns = NULL WHERE scope_id % 4 = 0") == 0);
+    CHECK(count(path, "SELECT count(*) FROM (SELECT 1 FROM nvtx_range GROUP BY start_ns HAVING count(*) > 1"
+                      " AND count(end_ns) < count(*) AND count(end_ns) > 0)") > 5);
+    CHECK(count(path, "SELECT count(*) FROM (SELECT 1 FROM scope GROUP BY start_ns HAVING count(*) > 1)") > 5);
+    upgrade(path);
+    CHECK(count(path, "SELECT count(*) FROM pack_block WHERE kind IN (4, 5)") >= 2);
+    same_as_rows(path, 1, calls, "ranges and scopes starting together, some open");
+
     /* more threads than statements: one sorted statement, and the pack in its order */
     CHECK(sql(path, "UPDATE api_call SET tid = 1000 + id % 300") == 0);
     upgrade(path);
@@ -274,6 +291,14 @@ int main(void)
     upgrade(path);
     CHECK_EQ_INT(count(path, "SELECT count(*) FROM pack_block WHERE kind = 3"), 0);
     same_as_rows(path, 1, -1, "names past the limit");
+    /* more NVTX ranges of one start than a run may hold: the ranges unpacked, the rest packed */
+    CHECK(count(path, "SELECT count(*) FROM nvtx_range") > WL_PACK_MAX_GROUP);
+    CHECK(sql(path, "UPDATE nvtx_range SET start_ns = (SELECT min(start_ns) FROM nvtx_range),"
+                    " duration_ns = end_ns - (SELECT min(start_ns) FROM nvtx_range)") == 0);
+    upgrade(path);
+    CHECK_EQ_INT(count(path, "SELECT count(*) FROM pack_block WHERE kind = 4"), 0);
+    CHECK(count(path, "SELECT count(*) FROM pack_block WHERE kind = 5") > 0);
+    same_as_rows(path, 1, -1, "a run of equal starts past the limit");
 
     unlink(path);
     snprintf(path, sizeof path, "%s/s.wlsession", g_dir);

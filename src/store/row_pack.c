@@ -13,12 +13,27 @@
 /* Field types by kind: 'i' integer, 't' text, 'n' integer or NULL. Kernels: the GPU cursor's 28
  * integer columns and the tier (WL_CUR_KERNEL_COLUMNS with identity); API calls: the host
  * cursor's columns (WL_CUR_API_COLUMNS). */
-const char *const WL_PACK_FIELDS[4] = {NULL, NULL, "iiiiiiiiiiiiiiiiiiiiiiiiiiiit", "iiiiittiiiin"};
+const char *const WL_PACK_FIELDS[WL_PACK_KINDS] = {NULL, NULL, "iiiiiiiiiiiiiiiiiiiiiiiiiiiit", "iiiiittiiiin",
+                                                   "iiinitt", "iiiniti"};
+const char *const WL_PACK_TABLE[WL_PACK_KINDS] = {NULL, NULL, "kernel", "api_call", "nvtx_range", "scope"};
 
 const char *wl_pack_kernel_sql(void)
 {
     return "SELECT " WL_CUR_KERNEL_COLUMNS("0", WL_CUR_IDENT) " FROM kernel k WHERE k.has_timestamps"
            " ORDER BY k.start_ns, k.id";
+}
+
+const char *wl_pack_nvtx_sql(void)
+{
+    return "SELECT pid, coalesce(tid, 0), start_ns, end_ns, id, name, coalesce(domain, '') FROM nvtx_range"
+           " ORDER BY start_ns, id";
+}
+
+const char *wl_pack_scope_sql(int app_thread)
+{
+    return app_thread ? "SELECT pid, tid, start_ns, end_ns, scope_id, name, coalesce(app_thread_id, 0) FROM scope"
+                        " ORDER BY start_ns, pid, scope_id"
+                      : "SELECT pid, tid, start_ns, end_ns, scope_id, name, 0 FROM scope ORDER BY start_ns, pid, scope_id";
 }
 
 /* ---- the row hash ------------------------------------------------------------------------- */
@@ -86,14 +101,25 @@ static const field_src API_SRC[] = {
     {'v', {"pid"}}, {'v', {"tid"}}, {'v', {"start_ns"}}, {'m', {"end_ns", "start_ns"}}, {'r', {NULL}},
     {'t', {"name"}}, {'t', {"category"}}, {'z', {NULL}}, {'v', {"correlation_id"}}, {'v', {"return_value"}},
     {'c', {"scope_id"}}, {'n', {"flow_id"}}};
+/* The host cursor's NVTX and scope statements read coalesce(tid, 0), coalesce(domain, ''),
+ * coalesce(app_thread_id, 0): as sqlite3_value_int64 and _text read NULL ('v', 't'). A file
+ * without app_thread_id reads 0 ('o': optional). */
+static const field_src NVTX_SRC[] = {{'v', {"pid"}},    {'v', {"tid"}},  {'v', {"start_ns"}}, {'n', {"end_ns"}},
+                                     {'r', {NULL}},     {'t', {"name"}}, {'t', {"domain"}}};
+static const field_src SCOPE_SRC[] = {{'v', {"pid"}},      {'v', {"tid"}},  {'v', {"start_ns"}},       {'n', {"end_ns"}},
+                                      {'v', {"scope_id"}}, {'t', {"name"}}, {'o', {"app_thread_id"}}};
+static const field_src *const SRC[WL_PACK_KINDS] = {NULL, NULL, KERNEL_SRC, API_SRC, NVTX_SRC, SCOPE_SRC};
 
 int wl_pack_census_init(wl_pack_census *pc, const char *table, const char *const *cols, int ncols, uint64_t absent)
 {
-    const field_src *src = !strcmp(table, "kernel") ? KERNEL_SRC : !strcmp(table, "api_call") ? API_SRC : NULL;
-    if (!src)
+    int kind = WL_PACK_KERNEL;
+    while (kind < WL_PACK_KINDS && strcmp(WL_PACK_TABLE[kind], table))
+        kind++;
+    if (kind == WL_PACK_KINDS)
         return -1;
+    const field_src *src = SRC[kind];
     memset(pc, 0, sizeof *pc);
-    pc->kind = src == KERNEL_SRC ? WL_PACK_KERNEL : WL_PACK_API;
+    pc->kind = kind;
     pc->nfields = (int)strlen(WL_PACK_FIELDS[pc->kind]);
     pc->timed = -1;
     for (int i = 0; i < ncols && pc->kind == WL_PACK_KERNEL; i++)
@@ -110,7 +136,9 @@ int wl_pack_census_init(wl_pack_census *pc, const char *table, const char *const
             for (int i = 0; i < ncols; i++)
                 if (!strcmp(cols[i], src[f].col[k]) && !(absent >> i & 1))
                     pc->col[f][k] = (int16_t)i;
-            if (pc->col[f][k] < 0)
+            if (pc->col[f][k] < 0 && src[f].how == 'o')
+                pc->how[f] = 'z'; /* an optional column the file lacks: read as 0 */
+            else if (pc->col[f][k] < 0)
                 return -1; /* a column the pack holds is not in the file: no pack to compare */
         }
     }
@@ -127,7 +155,7 @@ int wl_pack_census_hash(const wl_pack_census *pc, int64_t rowid, sqlite3_value *
         sqlite3_value *v = pc->col[f][0] >= 0 ? cells[pc->col[f][0]] : NULL;
         int null = v && sqlite3_value_type(v) == SQLITE_NULL;
         switch (pc->how[f]) {
-        case 'v': r.v[f] = sqlite3_value_int64(v); break;
+        case 'v': case 'o': r.v[f] = sqlite3_value_int64(v); break;
         case 'c': r.v[f] = null ? -1 : sqlite3_value_int64(v); break;
         case 'r': r.v[f] = rowid; break;
         case 'z': r.v[f] = 0; break;
@@ -199,11 +227,14 @@ struct wl_pack_reader {
     uint64_t untimed;
     int64_t rows;                   /* rows the header counts for the kind, and rows read */
     int64_t read;
-    int64_t last_start;             /* kernels: the previous row's start (rows come in start order) */
+    int64_t last_start;             /* the previous row's start (rows come in start order) */
+    int64_t group;                  /* NVTX ranges and scopes: rows so far with last_start */
+    uint32_t max_group;
     char err[200];
 };
 
 const char *wl_pack_error(const wl_pack_reader *r) { return r->err; }
+uint32_t wl_pack_max_group(const wl_pack_reader *r) { return r->max_group; }
 uint64_t wl_pack_untimed(const wl_pack_reader *r) { return r->untimed; }
 
 void wl_pack_close(wl_pack_reader *r)
@@ -225,12 +256,19 @@ static int damaged(wl_pack_reader *r, const char *what)
     return -1;
 }
 
-/* The header: version, kernels, untimed kernels, API calls (-1 unpacked), strings. */
-static int read_header(sqlite3 *db, int64_t h[5], char *why, size_t n)
+/* The header (row_pack.h): version, then the rows of kinds 2-5 (-1: not packed), untimed kernels,
+ * strings, the largest run of equal starts among NVTX ranges and scopes. */
+typedef struct pack_header {
+    int64_t rows[WL_PACK_KINDS];
+    int64_t untimed, strings, max_group;
+} pack_header;
+#define HEADER_FIELDS 8
+
+static int read_header(sqlite3 *db, pack_header *hd, char *why, size_t n)
 {
     sqlite3_stmt *st;
     int rc = -1;
-    if (sqlite3_prepare_v2(db, "SELECT CASE WHEN length(data) <= 64 THEN data END FROM pack_block WHERE kind = 0", -1,
+    if (sqlite3_prepare_v2(db, "SELECT CASE WHEN length(data) <= 96 THEN data END FROM pack_block WHERE kind = 0", -1,
                            &st, NULL) != SQLITE_OK) {
         snprintf(why, n, "the export pack cannot be read: %s", sqlite3_errmsg(db));
         return -1;
@@ -238,18 +276,23 @@ static int read_header(sqlite3 *db, int64_t h[5], char *why, size_t n)
     if (sqlite3_step(st) == SQLITE_ROW) {
         const unsigned char *p = sqlite3_column_blob(st, 0);
         const unsigned char *end = p ? p + sqlite3_column_bytes(st, 0) : NULL;
+        int64_t h[HEADER_FIELDS] = {0};
         rc = 0;
-        for (int i = 0; i < 5 && rc == 0; i++) {
+        for (int i = 0; i < HEADER_FIELDS && rc == 0; i++) {
             uint64_t u = 0;
             rc = p ? get_varint(&p, end, &u) : -1;
             h[i] = unzigzag(u);
+            if (rc == 0 && i == 0 && h[0] != WL_PACK_VERSION)
+                break; /* another format: its fields are not these */
         }
-        if (rc || p != end)
-            snprintf(why, n, "the export pack's header is damaged"), rc = -1;
-        else if (h[0] != WL_PACK_VERSION)
-            snprintf(why, n, "the export pack has format %lld, this warplens reads %d", (long long)h[0],
-                     WL_PACK_VERSION), rc = -1;
-        else if (h[1] < 0 || h[2] < 0 || h[3] < -1 || h[4] < 0 || h[4] > WL_PACK_MAX_STRINGS)
+        memset(hd, 0, sizeof *hd);
+        hd->rows[WL_PACK_KERNEL] = h[1], hd->untimed = h[2], hd->rows[WL_PACK_API] = h[3];
+        hd->rows[WL_PACK_NVTX] = h[4], hd->rows[WL_PACK_SCOPE] = h[5], hd->strings = h[6], hd->max_group = h[7];
+        if (rc == 0 && h[0] != WL_PACK_VERSION)
+            snprintf(why, n, "the export pack has format %lld, this warplens reads %d (`warplens import --upgrade`"
+                     " writes it again)", (long long)h[0], WL_PACK_VERSION), rc = -1;
+        else if (rc || p != end || h[1] < 0 || h[2] < 0 || h[3] < -1 || h[4] < -1 || h[5] < -1 || h[6] < 0 ||
+                 h[6] > WL_PACK_MAX_STRINGS || h[7] < 0 || h[7] > WL_PACK_MAX_GROUP)
             snprintf(why, n, "the export pack's header is damaged"), rc = -1;
     } else {
         snprintf(why, n, "the export pack has no header");
@@ -330,16 +373,16 @@ static int read_strings(wl_pack_reader *r, sqlite3 *db, uint32_t count)
 
 wl_pack_reader *wl_pack_open(sqlite3 *db, int kind, char *err, size_t err_size)
 {
-    if (kind != WL_PACK_KERNEL && kind != WL_PACK_API)
+    if (kind < WL_PACK_KERNEL || kind >= WL_PACK_KINDS)
         return NULL;
-    int64_t h[5];
+    pack_header h;
     char why[200];
-    if (read_header(db, h, why, sizeof why)) {
+    if (read_header(db, &h, why, sizeof why)) {
         snprintf(err, err_size, "%s", why);
         return NULL;
     }
-    if (kind == WL_PACK_API && h[3] < 0)
-        return NULL; /* the API calls are not packed: read them from their table */
+    if (h.rows[kind] < 0)
+        return NULL; /* that kind is not packed: read it from its table */
     wl_pack_reader *r = calloc(1, sizeof *r);
     if (!r) {
         snprintf(err, err_size, "out of memory");
@@ -347,9 +390,10 @@ wl_pack_reader *wl_pack_open(sqlite3 *db, int kind, char *err, size_t err_size)
     }
     r->kind = kind;
     r->fields = WL_PACK_FIELDS[kind];
-    r->untimed = (uint64_t)h[2];
-    r->rows = kind == WL_PACK_KERNEL ? h[1] : h[3];
-    if (read_strings(r, db, (uint32_t)h[4]) ||
+    r->untimed = (uint64_t)h.untimed;
+    r->max_group = (uint32_t)h.max_group;
+    r->rows = h.rows[kind];
+    if (read_strings(r, db, (uint32_t)h.strings) ||
         sqlite3_prepare_v2(db,
                            "SELECT n, CASE WHEN length(data) <= " WL_STR(WL_PACK_MAX_BLOCK_BYTES)
                            " THEN data END, seq FROM pack_block WHERE kind = ?1 ORDER BY seq", -1, &r->blocks,
@@ -436,11 +480,15 @@ int wl_pack_next(wl_pack_reader *r, wl_pack_row *row)
         row->v[i] = r->prev[i];
     }
     r->at = (size_t)(p - r->block);
-    if (r->kind == WL_PACK_KERNEL) { /* the GPU cursor merges by start: a pack out of order is damaged */
-        if (r->read && row->v[0] < r->last_start)
-            return damaged(r, "kernels out of start order");
-        r->last_start = row->v[0];
-    }
+    /* the cursors merge by start (ranges and scopes: sorted in runs of equal starts, of at most
+     * max_group rows): a pack out of order is damaged */
+    int64_t start = r->kind == WL_PACK_KERNEL ? row->v[0] : row->v[2];
+    if (r->read && start < r->last_start)
+        return damaged(r, "rows out of start order");
+    r->group = r->read && start == r->last_start ? r->group + 1 : 1;
+    if ((r->kind == WL_PACK_NVTX || r->kind == WL_PACK_SCOPE) && r->group > r->max_group)
+        return damaged(r, "more rows of one start than its header says");
+    r->last_start = start;
     r->left--;
     r->read++;
     return 1;
@@ -449,48 +497,40 @@ bad:
     return damaged(r, "a row runs past its block or names no string");
 }
 
-int wl_pack_counts(sqlite3 *db, uint64_t *kernels, int64_t *api_calls, uint64_t *bytes, char *why, size_t why_size)
+int wl_pack_counts(sqlite3 *db, wl_pack_sums *out, uint64_t *bytes, char *why, size_t why_size)
 {
-    int64_t h[5];
-    if (read_header(db, h, why, why_size))
+    pack_header h;
+    if (read_header(db, &h, why, why_size))
         return -1;
-    *kernels = (uint64_t)h[1];
-    *api_calls = h[3];
+    memset(out, 0, sizeof *out);
+    memcpy(out->rows, h.rows, sizeof out->rows);
+    out->untimed = (uint64_t)h.untimed;
     *bytes = wl_sql_scalar_u64(db, "SELECT sum(length(data)) FROM pack_block");
     return 0;
 }
 
 int wl_pack_digest(sqlite3 *db, wl_pack_sums *out, char *why, size_t why_size)
 {
-    memset(out, 0, sizeof *out);
-    int64_t h[5];
-    if (read_header(db, h, why, why_size))
+    uint64_t bytes;
+    if (wl_pack_counts(db, out, &bytes, why, why_size))
         return -1;
-    out->untimed = (uint64_t)h[2];
-    out->api_calls = h[3];
-    for (int kind = WL_PACK_KERNEL; kind <= WL_PACK_API; kind++) {
+    for (int kind = WL_PACK_KERNEL; kind < WL_PACK_KINDS; kind++) {
+        if (out->rows[kind] < 0)
+            continue;
         wl_pack_reader *r = wl_pack_open(db, kind, why, why_size);
-        if (!r) {
-            if (kind == WL_PACK_API && h[3] < 0)
-                break;
+        if (!r)
             return -1;
-        }
         wl_pack_row row;
-        uint64_t sum = 0, n = 0;
+        uint64_t sum = 0;
         int got;
-        while ((got = wl_pack_next(r, &row)) == 1) {
+        while ((got = wl_pack_next(r, &row)) == 1)
             sum += wl_pack_row_hash(kind, &row);
-            n++;
-        }
         if (got < 0)
             snprintf(why, why_size, "%s", wl_pack_error(r));
         wl_pack_close(r);
         if (got < 0)
             return -1;
-        if (kind == WL_PACK_KERNEL)
-            out->kernels = n, out->kernel_sum = sum;
-        else
-            out->api_sum = sum;
+        out->sum[kind] = sum; /* the reader checked that the rows are as many as the header says */
     }
     return 0;
 }

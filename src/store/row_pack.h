@@ -1,6 +1,6 @@
 /* The export pack (internal to the store): a second, compact copy of the rows the exporters walk
- * (timed kernels and API calls), in the order they walk them, written once when a session is
- * written (import, merge, the synthetic sessions, `warplens import --upgrade`).
+ * (timed kernels, API calls, NVTX ranges, scopes), in the order they walk them, written once when
+ * a session is written (import, merge, the synthetic sessions, `warplens import --upgrade`).
  *
  * Why: an export of a large session spends most of its CPU in SQLite turning records into
  * column values, row by row: about 600 ns a kernel and as much an API call, against ~90 ns an
@@ -18,11 +18,14 @@
  * census's per-user cache (check_cache.h) keeps a match for the unchanged file.
  *
  * Layout: table pack_block(kind, seq, n, data), one row per block:
- *   kind 0: one block of varints: format version, packed kernels, untimed kernels, packed API
- *           calls (-1 when the API calls are not packed), strings;
- *   kind 1: the strings (API names and categories, kernel tiers): varint length, bytes; each
- *           string's index is its place across the blocks in seq order;
- *   kind 2: kernels, in (start, id) order; kind 3: API calls, in the host cursor's start order.
+ *   kind 0: one block of zigzag varints: format version, packed kernels, untimed kernels, packed
+ *           API calls, NVTX ranges and scopes (-1: that kind is not packed), strings, and the
+ *           largest run of NVTX ranges or scopes with one start;
+ *   kind 1: the strings (API names and categories, kernel tiers, range and scope names, NVTX
+ *           domains): varint length, bytes; a string's index is its place across the blocks;
+ *   kind 2: kernels, in (start, id) order; kind 3: API calls, in the host cursor's start order;
+ *   kind 4: NVTX ranges in (start, id) order; kind 5: scopes in (start, pid, scope_id) order (the
+ *           reader sorts each run of equal starts the cursor's way: WL_PACK_MAX_GROUP).
  * A row's fields (WL_PACK_FIELDS) go out in turn: integers as the zigzag varint of their change
  * from the same field of the previous row in the block, texts as a string index, nullable
  * integers as a byte 0 (NULL) or 1 and then the change. Memory of a reader: one block and the
@@ -34,12 +37,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { WL_PACK_META = 0, WL_PACK_STRINGS = 1, WL_PACK_KERNEL = 2, WL_PACK_API = 3 };
-#define WL_PACK_VERSION 1
+enum { WL_PACK_META = 0, WL_PACK_STRINGS = 1, WL_PACK_KERNEL = 2, WL_PACK_API = 3, WL_PACK_NVTX = 4, WL_PACK_SCOPE = 5,
+       WL_PACK_KINDS = 6 };
+#define WL_PACK_VERSION 2
 #define WL_PACK_BLOCK 4096
 #define WL_PACK_MAX_FIELDS 29
 #define WL_PACK_MAX_STRINGS 65536
 #define WL_PACK_MAX_STRING_BYTES (8u << 20)
+/* NVTX ranges and scopes are packed in (start, id) order and put in the cursor's order (the
+ * longer first, which for a range never closed depends on the session's end) by sorting each run
+ * of equal starts as it is read: at most this many rows, else they stay unpacked. */
+#define WL_PACK_MAX_GROUP 4096
 /* No block is larger (every field of every row at its longest varint): larger blobs are damage,
  * refused before they are read into memory. */
 #define WL_PACK_MAX_BLOCK_BYTES 1310720 /* >= WL_PACK_BLOCK * (WL_PACK_MAX_FIELDS * 10 + 1) */
@@ -55,8 +63,11 @@ typedef struct wl_pack_row {
     uint32_t nulls; /* bit i: field i is NULL */
 } wl_pack_row;
 
-/* The SQL the kernels are packed from (WL_CUR_KERNEL_COLUMNS with identity, in pack order). */
+/* The SQL each kind is packed from, in pack order: kernels (WL_CUR_KERNEL_COLUMNS with identity),
+ * NVTX ranges and scopes (app_thread: the scope table has app_thread_id). */
 const char *wl_pack_kernel_sql(void);
+const char *wl_pack_nvtx_sql(void);
+const char *wl_pack_scope_sql(int app_thread);
 
 /* The census's side (session_census.c): the hash of a kernel or API call row from the cells the
  * contract's row check receives, equal to the hash of the same row read from the pack. */
@@ -76,15 +87,17 @@ int wl_pack_census_hash(const wl_pack_census *pc, int64_t rowid, sqlite3_value *
 /* 1 when db has a pack_block table. */
 int wl_pack_present(sqlite3 *db);
 
-/* The header's counts and the pack's size in bytes: 0, or -1 with why. */
-int wl_pack_counts(sqlite3 *db, uint64_t *kernels, int64_t *api_calls, uint64_t *bytes, char *why, size_t why_size);
-
-/* What the census compares: per packed kind, the rows and the sum of their hashes. */
+/* What the census compares: per packed kind, the rows (-1: not packed) and the sum of their
+ * hashes; the kernels without timestamps. Tables by kind: WL_PACK_TABLE. */
 typedef struct wl_pack_sums {
-    uint64_t kernels, kernel_sum, untimed;
-    int64_t api_calls; /* -1: not packed */
-    uint64_t api_sum;
+    int64_t rows[WL_PACK_KINDS];
+    uint64_t sum[WL_PACK_KINDS];
+    uint64_t untimed;
 } wl_pack_sums;
+extern const char *const WL_PACK_TABLE[WL_PACK_KINDS];
+/* The header's counts into out (sums 0) and the pack's size in bytes: 0, or -1 with why. */
+int wl_pack_counts(sqlite3 *db, wl_pack_sums *out, uint64_t *bytes, char *why, size_t why_size);
+
 /* Decodes the whole pack into *out: 0, or -1 with why (damaged, unknown version, out of memory). */
 int wl_pack_digest(sqlite3 *db, wl_pack_sums *out, char *why, size_t why_size);
 
@@ -97,6 +110,8 @@ wl_pack_reader *wl_pack_open(sqlite3 *db, int kind, char *err, size_t err_size);
 int wl_pack_next(wl_pack_reader *r, wl_pack_row *row);
 /* Kernels without timestamps (not packed: in no walk), from the pack's header. */
 uint64_t wl_pack_untimed(const wl_pack_reader *r);
+/* NVTX ranges and scopes: the largest run of rows with one start (WL_PACK_MAX_GROUP at most). */
+uint32_t wl_pack_max_group(const wl_pack_reader *r);
 const char *wl_pack_error(const wl_pack_reader *r);
 void wl_pack_close(wl_pack_reader *r);
 

@@ -177,19 +177,34 @@ static int add_row(builder *b, sqlite3_stmt *st)
 
 /* ---- the kinds ----------------------------------------------------------------------------- */
 
-static int pack_kernels(builder *b, int64_t *packed)
+/* The rows of sql (kind's columns, in pack order) into kind's blocks: 0, 1 past the limits (the
+ * strings, or a run of more than WL_PACK_MAX_GROUP equal starts in column start_col >= 0, whose
+ * largest run goes to *group), -1 on an error. */
+static int pack_rows(builder *b, int kind, const char *sql, int start_col, int64_t *packed, int64_t *group)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(b->db, wl_pack_kernel_sql(), -1, &st, NULL) != SQLITE_OK)
-        return sql_fail(b, "kernels");
-    b->kind = WL_PACK_KERNEL, b->seq = 0;
+    if (sqlite3_prepare_v2(b->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return sql_fail(b, WL_PACK_TABLE[kind]);
+    b->kind = kind, b->seq = 0;
     int rc = 0, step;
+    int64_t last = 0, run = 0;
     *packed = 0;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW)
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        if (start_col >= 0) {
+            int64_t start = sqlite3_column_int64(st, start_col);
+            run = *packed && start == last ? run + 1 : 1;
+            last = start;
+            if (run > WL_PACK_MAX_GROUP) {
+                rc = 1;
+                break;
+            }
+            *group = run > *group ? run : *group;
+        }
         if ((rc = add_row(b, st)) == 0)
             ++*packed;
+    }
     if (rc == 0 && step != SQLITE_DONE)
-        rc = sql_fail(b, "kernels");
+        rc = sql_fail(b, WL_PACK_TABLE[kind]);
     sqlite3_finalize(st);
     return rc ? rc : flush(b);
 }
@@ -338,15 +353,42 @@ static int write_strings(builder *b)
     return 0;
 }
 
-static int write_header(builder *b, int64_t kernels, int64_t untimed, int64_t api)
+static int write_header(builder *b, const int64_t *rows, int64_t untimed, int64_t group)
 {
-    int64_t h[5] = {WL_PACK_VERSION, kernels, untimed, api, b->nstr};
+    int64_t h[8] = {WL_PACK_VERSION, rows[WL_PACK_KERNEL], untimed, rows[WL_PACK_API], rows[WL_PACK_NVTX],
+                    rows[WL_PACK_SCOPE], b->nstr, group};
     b->n = 0;
-    if (reserve(b, 64))
+    if (reserve(b, 96))
         return oom(b);
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 8; i++)
         put_varint(b, wl_pack_zigzag(h[i]));
     return insert(b, WL_PACK_META, 0, 1, b->buf, b->n);
+}
+
+/* An optional kind: packed (0), or left unpacked past the limits, its blocks and strings gone
+ * (0 with *rows -1); -1 on an error. */
+static int pack_optional(builder *b, int kind, int64_t *rows, int64_t *group)
+{
+    uint32_t keep = b->nstr;
+    int64_t before = *group;
+    int r;
+    if (kind == WL_PACK_API)
+        r = pack_api(b, &rows[kind]);
+    else if (kind == WL_PACK_NVTX)
+        r = pack_rows(b, kind, wl_pack_nvtx_sql(), 2, &rows[kind], group);
+    else
+        r = pack_rows(b, kind, wl_pack_scope_sql(wl_sql_has_column(b->db, "scope", "app_thread_id")), 2, &rows[kind],
+                      group);
+    if (r != 1)
+        return r;
+    rows[kind] = -1;
+    *group = before;
+    b->n = 0, b->rows = 0; /* the block begun is dropped, and the changes it coded from */
+    memset(b->prev, 0, sizeof b->prev);
+    forget_strings(b, keep);
+    char q[64];
+    snprintf(q, sizeof q, "DELETE FROM pack_block WHERE kind = %d", kind);
+    return sqlite3_exec(b->db, q, NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_fail(b, WL_PACK_TABLE[kind]);
 }
 
 int wl_pack_build(sqlite3 *db, char *err, size_t err_size)
@@ -369,27 +411,20 @@ int wl_pack_build(sqlite3 *db, char *err, size_t err_size)
     b.slot_hash = malloc(DICT_SLOTS * sizeof *b.slot_hash);
     if (!b.off || !b.len || !b.slot || !b.slot_hash)
         rc = oom(&b);
-    int64_t kernels = 0, api = -1, all = 0;
+    int64_t rows[WL_PACK_KINDS] = {0, 0, 0, -1, -1, -1}, all = 0, group = 0;
     if (rc == 0)
-        rc = pack_kernels(&b, &kernels);
+        rc = pack_rows(&b, WL_PACK_KERNEL, wl_pack_kernel_sql(), -1, &rows[WL_PACK_KERNEL], &group);
     if (rc == 0) {
         all = (int64_t)wl_sql_scalar_u64(db, "SELECT count(*) FROM kernel");
-        if (wl_sql_has_column(db, "api_call", "flow_id")) {
-            uint32_t keep = b.nstr;
-            int r = pack_api(&b, &api);
-            if (r == 1) { /* unpacked: its blocks and strings go */
-                api = -1;
-                b.n = 0, b.rows = 0;
-                forget_strings(&b, keep);
-                r = sqlite3_exec(db, "DELETE FROM pack_block WHERE kind = 3", NULL, NULL, NULL) == SQLITE_OK
-                        ? 0
-                        : sql_fail(&b, "API calls");
-            }
-            rc = r;
-        }
+        /* the host cursor's API statements read api_call.flow_id (older sessions: a join instead) */
+        if (wl_sql_has_column(db, "api_call", "flow_id"))
+            rc = pack_optional(&b, WL_PACK_API, rows, &group);
     }
+    for (int kind = WL_PACK_NVTX; rc == 0 && kind <= WL_PACK_SCOPE; kind++)
+        if (wl_sql_has_table(db, WL_PACK_TABLE[kind]))
+            rc = pack_optional(&b, kind, rows, &group);
     if (rc == 0)
-        rc = write_strings(&b) || write_header(&b, kernels, all - kernels, api) ? -1 : 0;
+        rc = write_strings(&b) || write_header(&b, rows, all - rows[WL_PACK_KERNEL], group) ? -1 : 0;
     sqlite3_finalize(b.ins);
     if (rc == 1) /* kernel tiers past the string limits: no pack */
         rc = sqlite3_exec(db, "DROP TABLE pack_block", NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_fail(&b, "dropping");

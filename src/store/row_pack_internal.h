@@ -7,7 +7,7 @@
 #include "store/row_pack.h"
 
 /* Field types by kind (row_pack.h): 'i' integer, 't' text, 'n' integer or NULL. */
-extern const char *const WL_PACK_FIELDS[4];
+extern const char *const WL_PACK_FIELDS[WL_PACK_KINDS];
 /* The hash of a row the census sums (the same from the rows' values and from the pack's). */
 uint64_t wl_pack_row_hash(int kind, const wl_pack_row *r);
 

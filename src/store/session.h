@@ -56,11 +56,11 @@ int wl_session_damage_note(wl_session *s, char *out, size_t out_size);
  * read the rows, slower; `warplens import --upgrade` writes it again), else 0. */
 int wl_session_pack_note(wl_session *s, char *out, size_t out_size);
 /* The export pack (`warplens info`): state 1 read by the exports, 0 none, -1 there but not read
- * (it does not match the rows); what it holds (api_calls -1: not packed) and its size. */
+ * (it does not match the rows); what it holds (-1: not packed) and its size. */
 typedef struct wl_session_pack {
     int state;
     uint64_t kernels, bytes;
-    int64_t api_calls;
+    int64_t api_calls, nvtx_ranges, scopes;
 } wl_session_pack;
 int wl_session_pack_info(wl_session *s, wl_session_pack *out);
 /* Why row `rowid` of table (its id, for tables with one) was left out: 1 with "<column> <what is

@@ -212,9 +212,8 @@ static void pack_setup(wl_guard *g, sqlite3 *db)
 {
     if (!wl_pack_present(db))
         return;
-    static const char *const PACKED[] = {"kernel", "api_call"};
-    for (int p = 0; p < 2; p++) {
-        const wl_table_rule *t = wl_contract_table(PACKED[p]);
+    for (int kind = WL_PACK_KERNEL; kind < WL_PACK_KINDS; kind++) {
+        const wl_table_rule *t = wl_contract_table(WL_PACK_TABLE[kind]);
         int i = t ? (int)(t - WL_CONTRACT) : -1;
         if (i < 0 || !g->present[i] || t->ncols > 64)
             continue;
@@ -222,43 +221,50 @@ static void pack_setup(wl_guard *g, sqlite3 *db)
         for (int c = 0; c < t->ncols; c++)
             cols[c] = t->cols[c].name;
         /* a table without the columns the pack holds has no pack the readers would use */
-        g->packed[i] = wl_pack_census_init(&g->pack_of[i], PACKED[p], cols, t->ncols, g->absent[i]) == 0;
+        g->packed[i] = wl_pack_census_init(&g->pack_of[i], WL_PACK_TABLE[kind], cols, t->ncols, g->absent[i]) == 0;
     }
     g->pack = -1; /* until the sums match */
     snprintf(g->pack_why, sizeof g->pack_why, "its tables lack columns the export pack holds");
 }
 
-/* The pack decoded whole against the census's sums: kernels (timed ones hashed, the others
- * counted as untimed) and API calls. */
+/* The pack decoded whole against the census's sums, kind by kind: the rows hashed (kernels: the
+ * timed ones, the others counted as untimed) and the sum of their hashes. */
 static void pack_compare(wl_guard *g, const census_work *w)
 {
+    static const char *const WHAT[WL_PACK_KINDS] = {"", "", "kernels", "API calls", "NVTX ranges", "scopes"};
     if (g->pack == 0)
         return;
-    int ki = (int)(wl_contract_table("kernel") - WL_CONTRACT), ai = (int)(wl_contract_table("api_call") - WL_CONTRACT);
-    if (!g->packed[ki])
-        return;
-    if (g->skipped[ki] || g->skipped[ai]) { /* read through the guard's views: the pack is not used */
-        g->pack = 0;
-        return;
+    int ti[WL_PACK_KINDS];
+    for (int kind = WL_PACK_KERNEL; kind < WL_PACK_KINDS; kind++) {
+        const wl_table_rule *t = wl_contract_table(WL_PACK_TABLE[kind]);
+        ti[kind] = t ? (int)(t - WL_CONTRACT) : -1;
+        if (ti[kind] >= 0 && g->skipped[ti[kind]]) { /* read through the guard's views: the pack is not used */
+            g->pack = 0;
+            return;
+        }
     }
-    uint64_t rows[2] = {0, 0}, hashed[2] = {0, 0}, sum[2] = {0, 0};
-    for (int k = 0; k < w->n; k++) {
-        const census_unit *u = &w->unit[k];
-        int p = u->table == ki ? 0 : u->table == ai ? 1 : -1;
-        if (p >= 0)
-            rows[p] += u->rows, hashed[p] += u->hashed, sum[p] += u->sum;
-    }
-    const wl_pack_sums ps = w->sums;
+    if (ti[WL_PACK_KERNEL] < 0 || !g->packed[ti[WL_PACK_KERNEL]])
+        return;
     if (w->digest_rc) {
         snprintf(g->pack_why, sizeof g->pack_why, "%s", w->digest_why);
         return;
     }
-    int api_ok = ps.api_calls < 0 || (g->packed[ai] && (uint64_t)ps.api_calls == hashed[1] && ps.api_sum == sum[1]);
-    if (ps.kernels != hashed[0] || ps.kernel_sum != sum[0] || ps.untimed != rows[0] - hashed[0] || !api_ok) {
-        snprintf(g->pack_why, sizeof g->pack_why,
-                 "the export pack does not match the %s (changed since it was written)",
-                 api_ok ? "kernels" : "API calls");
-        return;
+    for (int kind = WL_PACK_KERNEL; kind < WL_PACK_KINDS; kind++) {
+        uint64_t rows = 0, hashed = 0, sum = 0;
+        for (int k = 0; k < w->n; k++) {
+            const census_unit *u = &w->unit[k];
+            if (u->table == ti[kind] && !u->digest)
+                rows += u->rows, hashed += u->hashed, sum += u->sum;
+        }
+        const wl_pack_sums *ps = &w->sums;
+        int ok = ps->rows[kind] < 0 ||
+                 (ti[kind] >= 0 && g->packed[ti[kind]] && (uint64_t)ps->rows[kind] == hashed && ps->sum[kind] == sum &&
+                  (kind != WL_PACK_KERNEL || ps->untimed == rows - hashed));
+        if (!ok) {
+            snprintf(g->pack_why, sizeof g->pack_why,
+                     "the export pack does not match the %s (changed since it was written)", WHAT[kind]);
+            return;
+        }
     }
     g->pack = 1;
     g->pack_why[0] = 0;

@@ -235,7 +235,8 @@ static int sync_rel(const wl_cell *c, const wl_contract_env *env, char *why, siz
 }
 
 static const wl_col_rule NVTX_RANGE[] = {I("pid", U32), IN("tid", U32), S("name"), T("start_ns"), TN("end_ns"),
-                                         IN("duration_ns", ANY), IN("end_tid", U32), IO("op_id", I64)};
+                                         IN("duration_ns", ANY), IN("end_tid", U32), IO("op_id", I64),
+                                         SO("domain")};
 static int nvtx_range_rel(const wl_cell *c, const wl_contract_env *env, char *why, size_t n)
 {
     (void)env;

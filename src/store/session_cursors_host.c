@@ -78,8 +78,10 @@ struct wl_host_cursor {
     int nheap;
     int started, by_start;
     int flow_col;          /* api_call has flow_id: API_FLOW_SQL, else API_SQL's join */
-    wl_pack_reader *pack;  /* by start: the API calls from the export pack (row_pack.h), source 3 */
-    wl_pack_row prow;      /* ... its ready row */
+    /* by start, from the export pack (row_pack.h): sources 0 NVTX, 1 scopes, 3 API calls, each
+     * with its ready row (the statement's columns) */
+    wl_cur_pack *pack[4];
+    const wl_pack_row *prow[4];
     wl_cur_name_cache scopes;
     sqlite3_stmt *probe[N_PROBES];
     uint64_t *flows;
@@ -95,7 +97,8 @@ void wl_host_cursor_close(wl_host_cursor *c)
     wl_cur_cache_close(&c->scopes);
     for (int i = 0; i < N_PROBES; i++)
         sqlite3_finalize(c->probe[i]);
-    wl_pack_close(c->pack);
+    for (int i = 0; i < 4; i++)
+        wl_cur_pack_close(c->pack[i]);
     sqlite3_close(c->db);
     free(c->src);
     free(c->heap);
@@ -137,24 +140,30 @@ static wl_host_cursor *host_open(wl_session *s, uint64_t open_end_ns, int by_sta
     int cap = 16, rc = wl_cur_cache_open_runs(&c->scopes, c->db, SCOPE_NAME_SQL, SCOPE_RUN_SQL);
     if (rc == 0 && !(c->src = calloc((size_t)cap, sizeof *c->src)))
         rc = -1;
+    /* in start order, what a pack the census matched to the rows holds comes from it: NVTX ranges,
+     * scopes, and API calls in the order the statements below would merge them (row_pack_build.c) */
+    if (rc == 0 && by_start && s->pack) {
+        c->pack[0] = wl_cur_pack_open(c->db, WL_PACK_NVTX, (int64_t)open_end_ns);
+        c->pack[1] = wl_cur_pack_open(c->db, WL_PACK_SCOPE, (int64_t)open_end_ns);
+        c->pack[3] = c->flow_col ? wl_cur_pack_open(c->db, WL_PACK_API, (int64_t)open_end_ns) : NULL;
+        if (c->pack[0] || c->pack[1] || c->pack[3])
+            wl_cur_db_packed(c->db);
+    }
     if (rc == 0)
-        rc = add_source(c, nvtx, (int64_t)open_end_ns, 0, cap) || add_source(c, scope, (int64_t)open_end_ns, 0, cap) ||
+        rc = (c->pack[0] ? (c->nsrc++, 0) : add_source(c, nvtx, (int64_t)open_end_ns, 0, cap)) ||
+             (c->pack[1] ? (c->nsrc++, 0) : add_source(c, scope, (int64_t)open_end_ns, 0, cap)) ||
              add_source(c, timer, (int64_t)open_end_ns, 0, cap);
     if (rc == 0 && sqlite3_prepare_v2(c->db, WL_CUR_THREADS_SQL, -1, &threads, NULL) != SQLITE_OK)
         rc = -1;
     for (int i = 0; rc == 0 && i < N_PROBES; i++)
         if (sqlite3_prepare_v3(c->db, PROBE_SQL[i], -1, SQLITE_PREPARE_PERSISTENT, &c->probe[i], NULL) != SQLITE_OK)
             rc = -1;
-    /* in start order from a pack the census matched to the rows: one source, already merged in the
-     * order the statements below give (row_pack_build.c); else one statement per thread with API
+    /* the API calls: the pack's (source 3, no statement); else one statement per thread with API
      * calls (next (pid, tid) after the last one, by index seek), or one for all of them past
      * MAX_THREAD_SOURCES threads */
-    char why[200];
-    if (rc == 0 && by_start && s->pack && c->flow_col &&
-        (c->pack = wl_pack_open(c->db, WL_PACK_API, why, sizeof why))) {
-        c->nsrc++; /* source 3: no statement */
+    if (rc == 0 && c->pack[3]) {
+        c->nsrc++;
         sqlite3_finalize(threads);
-        wl_cur_db_packed(c->db);
         if ((c->heap = malloc((size_t)c->nsrc * sizeof *c->heap)))
             return c;
         wl_host_cursor_close(c);
@@ -285,38 +294,41 @@ static int probe_flows(wl_host_cursor *c, sqlite3_stmt *st, const wl_host_item *
     return r == SQLITE_DONE ? 0 : -1;
 }
 
-/* The pack's next API call as source 3's ready row: 1, 0 at the end, -1 damaged. */
-static int pack_peek(wl_host_cursor *c)
+/* Source i's next row from the pack, made ready: 1, 0 at the end, -1 damaged. */
+static int pack_peek(wl_host_cursor *c, int i)
 {
-    wl_cur_source *src = &c->src[3];
+    wl_cur_source *src = &c->src[i];
     if (src->state)
         return src->state == 1;
-    int got = wl_pack_next(c->pack, &c->prow);
+    int got = wl_cur_pack_next(c->pack[i], &c->prow[i]);
     if (got <= 0) {
         src->state = 2;
         return got;
     }
-    memcpy(src->key, c->prow.v, sizeof src->key); /* pid, tid, start, end */
+    memcpy(src->key, c->prow[i]->v, sizeof src->key); /* pid, tid, start, end */
     src->state = 1;
     return 1;
 }
 
-static int peek(wl_host_cursor *c, int i) { return c->pack && i == 3 ? pack_peek(c) : wl_cur_peek(&c->src[i]); }
+static int from_pack(const wl_host_cursor *c, int i) { return i < 4 && c->pack[i]; }
+
+static int peek(wl_host_cursor *c, int i) { return from_pack(c, i) ? pack_peek(c, i) : wl_cur_peek(&c->src[i]); }
 
 /* Column i of the ready row of source src (the pack's, or its statement's). */
 static int64_t col_i64(const wl_host_cursor *c, int src, int i)
 {
-    return c->pack && src == 3 ? c->prow.v[i] : sqlite3_column_int64(c->src[src].st, i);
+    return from_pack(c, src) ? c->prow[src]->v[i] : sqlite3_column_int64(c->src[src].st, i);
 }
 
 static void col_text(const wl_host_cursor *c, int src, int i, char *out, size_t n)
 {
-    if (!(c->pack && src == 3)) {
+    if (!from_pack(c, src)) {
         wl_cur_text_col(c->src[src].st, i, out, n);
         return;
     }
-    size_t len = c->prow.len[i] < n ? c->prow.len[i] : n - 1; /* as wl_cur_text_col copies a column */
-    memcpy(out, c->prow.text[i], len);
+    const wl_pack_row *r = c->prow[src];
+    size_t len = r->len[i] < n ? r->len[i] : n - 1; /* as wl_cur_text_col copies a column */
+    memcpy(out, r->text[i], len);
     out[len] = 0;
 }
 
@@ -351,7 +363,7 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
     it->scope[0] = 0;
     it->correlation_id = 0;
     it->return_value = 0;
-    it->app_thread = it->kind == WL_HOST_SCOPE ? sqlite3_column_int64(st, 8) : 0;
+    it->app_thread = it->kind == WL_HOST_SCOPE ? col_i64(c, best, 8) : 0;
     it->flows = NULL;
     it->n_flows = 0;
     src->state = 0;
@@ -367,8 +379,8 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
         }
         int r = 1, probe;
         if (c->flow_col) { /* the row's flow; several (NULL) are looked up */
-            int several = c->pack && best == 3 ? (int)(c->prow.nulls >> 11 & 1)
-                                               : sqlite3_column_type(st, 11) == SQLITE_NULL;
+            int several = from_pack(c, best) ? (int)(c->prow[best]->nulls >> 11 & 1)
+                                             : sqlite3_column_type(st, 11) == SQLITE_NULL;
             if (!several) {
                 uint64_t f = (uint64_t)col_i64(c, best, 11);
                 if (f && add_flow(c, &it->n_flows, f))

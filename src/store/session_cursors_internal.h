@@ -43,6 +43,19 @@ int wl_cur_has_ident(sqlite3 *db);
 #define WL_CUR_BY_START "3, 4 DESC, 1, 2, 5"
 #define WL_CUR_MAX_THREAD_SOURCES 256
 
+/* The host cursor's sources from the export pack (session_cursors_pack.c, row_pack.h): kind's rows
+ * in the order and columns of its statement here (WL_PACK_API: WL_CUR_API_COLUMNS in start order;
+ * WL_PACK_NVTX and WL_PACK_SCOPE: the host cursor's NVTX and scope statements by start, ranges
+ * never closed ending at open_end). NULL when that kind is not packed or cannot be read. Memory:
+ * the reader's, and a run of equal starts (WL_PACK_MAX_GROUP rows at most). */
+typedef struct wl_cur_pack wl_cur_pack;
+struct wl_pack_row;
+wl_cur_pack *wl_cur_pack_open(sqlite3 *db, int kind, int64_t open_end);
+/* 1 with *row (valid until the next call), 0 at the end, -1 damaged (wl_cur_pack_error). */
+int wl_cur_pack_next(wl_cur_pack *p, const struct wl_pack_row **row);
+const char *wl_cur_pack_error(const wl_cur_pack *p);
+void wl_cur_pack_close(wl_cur_pack *p);
+
 /* An ordered statement and its ready row. */
 typedef struct wl_cur_source {
     sqlite3_stmt *st;

@@ -327,8 +327,15 @@ int wl_session_pack_info(wl_session *s, wl_session_pack *out)
     char why[220];
     memset(out, 0, sizeof *out);
     out->state = s->pack ? 1 : wl_guard_pack(s->guard, NULL, 0) < 0 ? -1 : 0;
-    if (out->state && wl_pack_counts(s->db, &out->kernels, &out->api_calls, &out->bytes, why, sizeof why))
+    wl_pack_sums c;
+    if (out->state && wl_pack_counts(s->db, &c, &out->bytes, why, sizeof why))
         out->state = -1;
+    else if (out->state) {
+        out->kernels = (uint64_t)c.rows[WL_PACK_KERNEL];
+        out->api_calls = c.rows[WL_PACK_API];
+        out->nvtx_ranges = c.rows[WL_PACK_NVTX];
+        out->scopes = c.rows[WL_PACK_SCOPE];
+    }
     return 0;
 }
 

@@ -36,7 +36,7 @@ same_without() {
 kernels=$(q demo.wlsession "SELECT count(*) FROM kernel WHERE has_timestamps")
 calls=$(q demo.wlsession "SELECT count(*) FROM api_call")
 "$BIN" info demo.wlsession >info.txt
-check 'grep -q "^pack      $kernels kernels, $calls API calls in .*, matching the rows: the exports read it" info.txt' \
+check 'grep -q "^pack      $kernels kernels, $calls API calls, [0-9]* NVTX ranges, [0-9]* scopes in .*, matching the rows: the exports read it" info.txt' \
     "import: info tells the pack: $(grep pack info.txt)"
 check '[ "$(q demo.wlsession "SELECT sum(n) FROM pack_block WHERE kind = 2")" = "$kernels" ]' "import: every timed kernel packed"
 same_without imported demo.wlsession
@@ -47,7 +47,7 @@ cp "$DATA/torch-ops-h100.wlsession" ops.wlsession
 check 'grep -q "^pack      none: the exports read the rows" info.txt' "old session: no pack: $(grep pack info.txt)"
 "$BIN" import --upgrade ops.wlsession >/dev/null
 "$BIN" info ops.wlsession >info.txt
-check 'grep -q "^pack      .* API calls in .*matching the rows" info.txt' "upgrade: a pack: $(grep pack info.txt)"
+check 'grep -q "^pack      .* API calls, .* NVTX ranges, .*matching the rows" info.txt' "upgrade: a pack: $(grep pack info.txt)"
 same_without upgraded ops.wlsession
 
 # the real two-rank job, merged: two processes, their kernels in one start order

@@ -152,6 +152,10 @@ static void print_pack(wl_session *s)
     printf("pack      %" PRIu64 " kernels", p.kernels);
     if (p.api_calls >= 0)
         printf(", %" PRId64 " API calls", p.api_calls);
+    if (p.nvtx_ranges >= 0)
+        printf(", %" PRId64 " NVTX ranges", p.nvtx_ranges);
+    if (p.scopes >= 0)
+        printf(", %" PRId64 " scopes", p.scopes);
     printf(" in %s, matching the rows: the exports read it\n", fmt_bytes((double)p.bytes, size, sizeof size));
 }
 
