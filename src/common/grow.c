@@ -20,6 +20,22 @@ int wl_grow(void **p, size_t *cap, size_t n, size_t elem, size_t first)
     return 0;
 }
 
+int wl_reserve(void **p, size_t *cap, size_t need, size_t first)
+{
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : first;
+    while (nc < need)
+        if (nc > SIZE_MAX / 2 || !(nc *= 2))
+            return -1;
+    void *q = realloc(*p, nc);
+    if (!q)
+        return -1;
+    *p = q;
+    *cap = nc;
+    return 0;
+}
+
 int wl_grow_hash(void **table, size_t *cap, size_t n, size_t elem, size_t first, size_t used_off,
                  uint64_t (*hash)(const void *entry, const void *arg), const void *arg)
 {

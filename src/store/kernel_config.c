@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mix64.h"
 #include "store/sql_util.h"
 
 struct wl_kcfg_slot {
@@ -18,16 +19,9 @@ struct wl_kcfg_slot {
 int64_t wl_kcfg_id(const wl_kcfg *k)
 {
     uint64_t h = 0x6a09e667f3bcc909ull ^ k->null_mask;
-    for (int i = 0; i < WL_KCFG_COLS; i++) {
-        h = (h ^ (uint64_t)k->v[i]) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-    }
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    return (int64_t)(h >> 1);
+    for (int i = 0; i < WL_KCFG_COLS; i++)
+        h = wl_mix64_step(h, (uint64_t)k->v[i]);
+    return (int64_t)(wl_mix64_finish(h) >> 1);
 }
 
 static void id_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)

@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fnv.h"
+#include "common/grow.h"
+#include "common/mix64.h"
 #include "store/row_pack_internal.h"
 #include "store/session_cursors_internal.h"
 #include "store/sql_util.h"
@@ -38,45 +41,21 @@ const char *wl_pack_scope_sql(int app_thread)
 
 /* ---- the row hash ------------------------------------------------------------------------- */
 
-/* One multiply and shift per field, the finaliser of SplitMix64 at the end: a row changed in any
- * field changes its hash, and so the sum, but for a chance of 2^-64 (not a defence against a
- * crafted file: the contract still checks every row, and the pack only repeats what it holds). */
-static inline uint64_t mix(uint64_t h, uint64_t x)
-{
-    h = (h ^ x) * 0x9e3779b97f4a7c15ull;
-    return h ^ h >> 29;
-}
-
-static uint64_t text_hash(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return h;
-}
-
-static uint64_t finish(uint64_t h)
-{
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    return h ^ h >> 31;
-}
-
+/* The values mixed in turn (common/mix64.h), a text as its FNV-1a hash: a row changed in any
+ * field changes its hash, and so the census's sum. */
 uint64_t wl_pack_row_hash(int kind, const wl_pack_row *r)
 {
     const char *f = WL_PACK_FIELDS[kind];
     uint64_t h = 0x243f6a8885a308d3ull ^ (uint64_t)kind;
     for (int i = 0; f[i]; i++) {
         if (f[i] == 't')
-            h = mix(h, text_hash(r->text[i], r->len[i]));
+            h = wl_mix64_step(h, wl_fnv1a(WL_FNV_OFFSET, r->text[i], r->len[i]));
         else if (f[i] == 'n' && (r->nulls >> i & 1))
-            h = mix(h, 0x5bd1e995u) ^ 1; /* NULL apart from every integer */
+            h = wl_mix64_step(h, 0x5bd1e995u) ^ 1; /* NULL apart from every integer */
         else
-            h = mix(h, (uint64_t)r->v[i]);
+            h = wl_mix64_step(h, (uint64_t)r->v[i]);
     }
-    return finish(h);
+    return wl_mix64_finish(h);
 }
 
 /* ---- the census's side: the same hash from the cells the row check receives ------------------ */
@@ -339,17 +318,10 @@ static int read_strings(wl_pack_reader *r, sqlite3 *db, uint32_t count)
                 rc = damaged(r, "a string runs past its block or the limits");
                 break;
             }
-            if (used + len + 1 > cap) {
-                size_t nc = cap ? cap * 2 : 4096;
-                while (nc < used + len + 1)
-                    nc *= 2;
-                char *m = realloc(r->str_mem, nc);
-                if (!m) {
-                    snprintf(r->err, sizeof r->err, "out of memory");
-                    rc = -1;
-                    break;
-                }
-                r->str_mem = m, cap = nc;
+            if (wl_reserve((void **)&r->str_mem, &cap, used + len + 1, 4096)) {
+                snprintf(r->err, sizeof r->err, "out of memory");
+                rc = -1;
+                break;
             }
             memcpy(r->str_mem + used, p, (size_t)len);
             r->str_mem[used + len] = 0;
@@ -497,7 +469,8 @@ bad:
     return damaged(r, "a row runs past its block or names no string");
 }
 
-int wl_pack_counts(sqlite3 *db, wl_pack_sums *out, uint64_t *bytes, char *why, size_t why_size)
+/* The header's counts into out, the sums 0. */
+static int header_counts(sqlite3 *db, wl_pack_sums *out, char *why, size_t why_size)
 {
     pack_header h;
     if (read_header(db, &h, why, why_size))
@@ -505,14 +478,20 @@ int wl_pack_counts(sqlite3 *db, wl_pack_sums *out, uint64_t *bytes, char *why, s
     memset(out, 0, sizeof *out);
     memcpy(out->rows, h.rows, sizeof out->rows);
     out->untimed = (uint64_t)h.untimed;
+    return 0;
+}
+
+int wl_pack_counts(sqlite3 *db, wl_pack_sums *out, uint64_t *bytes, char *why, size_t why_size)
+{
+    if (header_counts(db, out, why, why_size))
+        return -1;
     *bytes = wl_sql_scalar_u64(db, "SELECT sum(length(data)) FROM pack_block");
     return 0;
 }
 
 int wl_pack_digest(sqlite3 *db, wl_pack_sums *out, char *why, size_t why_size)
 {
-    uint64_t bytes;
-    if (wl_pack_counts(db, out, &bytes, why, why_size))
+    if (header_counts(db, out, why, why_size)) /* (not the size: a scan of the table the census need not make) */
         return -1;
     for (int kind = WL_PACK_KERNEL; kind < WL_PACK_KINDS; kind++) {
         if (out->rows[kind] < 0)

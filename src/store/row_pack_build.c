@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/fnv.h"
+#include "common/grow.h"
 #include "store/row_pack.h"
 #include "store/row_pack_internal.h"
 #include "store/session_cursors_internal.h"
@@ -45,13 +47,14 @@ static int oom(builder *b)
     return -1;
 }
 
+/* The home slot of a string whose hash is h. */
+static size_t home(uint64_t h) { return (size_t)(h ^ h >> 32) & (DICT_SLOTS - 1); }
+
 /* The index of string s (len bytes), added when new: 0, 1 when the limits are reached, -1 out of memory. */
 static int intern(builder *b, const char *s, uint32_t len, uint32_t *out)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (uint32_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    size_t i = (size_t)(h ^ h >> 32) & (DICT_SLOTS - 1);
+    uint64_t h = wl_fnv1a(WL_FNV_OFFSET, s, len);
+    size_t i = home(h);
     for (; b->slot[i]; i = (i + 1) & (DICT_SLOTS - 1)) {
         uint32_t k = b->slot[i] - 1;
         if (b->slot_hash[i] == h && b->len[k] == len && (!len || !memcmp(b->mem + b->off[k], s, len))) {
@@ -62,15 +65,8 @@ static int intern(builder *b, const char *s, uint32_t len, uint32_t *out)
     /* a string fits one strings block (a reader refuses larger blocks) */
     if (b->nstr == WL_PACK_MAX_STRINGS || b->used + len > WL_PACK_MAX_STRING_BYTES || len > STRING_BLOCK - 10)
         return 1;
-    if (b->used + len > b->cap) {
-        size_t nc = b->cap ? b->cap * 2 : 65536;
-        while (nc < b->used + len)
-            nc *= 2;
-        char *m = realloc(b->mem, nc);
-        if (!m)
-            return -1;
-        b->mem = m, b->cap = nc;
-    }
+    if (wl_reserve((void **)&b->mem, &b->cap, b->used + len, 65536))
+        return -1;
     if (len)
         memcpy(b->mem + b->used, s, len);
     b->off[b->nstr] = (uint32_t)b->used;
@@ -90,10 +86,8 @@ static void forget_strings(builder *b, uint32_t keep)
     b->used = keep ? b->off[keep - 1] + b->len[keep - 1] : 0;
     memset(b->slot, 0, DICT_SLOTS * sizeof *b->slot);
     for (uint32_t k = 0; k < keep; k++) {
-        uint64_t h = 0xcbf29ce484222325ull;
-        for (uint32_t j = 0; j < b->len[k]; j++)
-            h = (h ^ (unsigned char)b->mem[b->off[k] + j]) * 0x100000001b3ull;
-        size_t i = (size_t)(h ^ h >> 32) & (DICT_SLOTS - 1);
+        uint64_t h = wl_fnv1a(WL_FNV_OFFSET, b->mem + b->off[k], b->len[k]);
+        size_t i = home(h);
         while (b->slot[i])
             i = (i + 1) & (DICT_SLOTS - 1);
         b->slot_hash[i] = h;
@@ -101,19 +95,7 @@ static void forget_strings(builder *b, uint32_t keep)
     }
 }
 
-static int reserve(builder *b, size_t more)
-{
-    if (b->n + more <= b->buf_cap)
-        return 0;
-    size_t nc = b->buf_cap ? b->buf_cap * 2 : 65536;
-    while (nc < b->n + more)
-        nc *= 2;
-    unsigned char *m = realloc(b->buf, nc);
-    if (!m)
-        return -1;
-    b->buf = m, b->buf_cap = nc;
-    return 0;
-}
+static int reserve(builder *b, size_t more) { return wl_reserve((void **)&b->buf, &b->buf_cap, b->n + more, 65536); }
 
 static void put_varint(builder *b, uint64_t v)
 {
@@ -135,13 +117,19 @@ static int insert(builder *b, int kind, int64_t seq, int64_t n, const void *data
     return rc;
 }
 
+/* A new block: no rows, and its first row's changes coded from 0. */
+static void start_block(builder *b)
+{
+    b->n = 0, b->rows = 0;
+    memset(b->prev, 0, sizeof b->prev);
+}
+
 static int flush(builder *b)
 {
     if (!b->rows)
         return 0;
     int rc = insert(b, b->kind, b->seq++, b->rows, b->buf, b->n);
-    b->n = 0, b->rows = 0;
-    memset(b->prev, 0, sizeof b->prev);
+    start_block(b);
     return rc;
 }
 
@@ -209,29 +197,24 @@ static int pack_rows(builder *b, int kind, const char *sql, int start_col, int64
     return rc ? rc : flush(b);
 }
 
-/* A thread's statement and its ready row's order keys (start, end, pid, tid). */
-typedef struct api_source {
-    sqlite3_stmt *st;
-    int64_t key[4];
-} api_source;
-
-/* The host cursor's order between two threads' ready rows: start, the longer first, pid, tid
- * (thread order; session_cursors_host.c's host_less for API calls of two threads). */
-static int api_less(const api_source *s, int a, int b)
+/* The host cursor's order between two threads' ready rows (keys: pid, tid, start, end): start, the
+ * longer first, pid, tid (thread order; session_cursors_host.c's host_less for API calls of two
+ * threads). */
+static int api_less(const wl_cur_source *s, int a, int b)
 {
     const int64_t *x = s[a].key, *y = s[b].key;
-    if (x[0] != y[0])
-        return x[0] < y[0];
-    if (x[1] != y[1])
-        return x[1] > y[1];
     if (x[2] != y[2])
         return x[2] < y[2];
     if (x[3] != y[3])
-        return x[3] < y[3];
+        return x[3] > y[3];
+    if (x[0] != y[0])
+        return x[0] < y[0];
+    if (x[1] != y[1])
+        return x[1] < y[1];
     return a < b;
 }
 
-static void api_sift(const api_source *s, int *heap, int n, int i)
+static void api_sift(const wl_cur_source *s, int *heap, int n, int i)
 {
     for (;;) {
         int l = 2 * i + 1, r = l + 1, m = i;
@@ -245,19 +228,6 @@ static void api_sift(const api_source *s, int *heap, int n, int i)
         heap[i] = heap[m], heap[m] = t;
         i = m;
     }
-}
-
-/* Steps a source: 1 with its keys, 0 at its end, -1 on an error. */
-static int api_step(api_source *s)
-{
-    int r = sqlite3_step(s->st);
-    if (r != SQLITE_ROW)
-        return r == SQLITE_DONE ? 0 : -1;
-    s->key[0] = sqlite3_column_int64(s->st, 2);
-    s->key[1] = sqlite3_column_int64(s->st, 3);
-    s->key[2] = sqlite3_column_int64(s->st, 0);
-    s->key[3] = sqlite3_column_int64(s->st, 1);
-    return 1;
 }
 
 /* The API calls as the host cursor merges them by start: one statement per thread and a heap, or
@@ -283,7 +253,7 @@ static int pack_api(builder *b, int64_t *packed)
         return sqlite3_errcode(b->db) == SQLITE_OK ? 1 : sql_fail(b, "threads");
     }
     int all = nthreads > WL_CUR_MAX_THREAD_SOURCES, nsrc = all ? 1 : nthreads, rc = 0, nheap = 0;
-    api_source *src = calloc((size_t)(nsrc ? nsrc : 1), sizeof *src);
+    wl_cur_source *src = calloc((size_t)(nsrc ? nsrc : 1), sizeof *src);
     int *heap = malloc((size_t)(nsrc ? nsrc : 1) * sizeof *heap);
     if (!src || !heap)
         rc = oom(b);
@@ -297,7 +267,8 @@ static int pack_api(builder *b, int64_t *packed)
             sqlite3_bind_int64(src[i].st, 1, thread[i][0]);
             sqlite3_bind_int64(src[i].st, 2, thread[i][1]);
         }
-        int s = api_step(&src[i]);
+        src[i].nkeys = 4;
+        int s = wl_cur_peek(&src[i]);
         if (s < 0)
             rc = sql_fail(b, "API calls");
         else if (s)
@@ -308,11 +279,12 @@ static int pack_api(builder *b, int64_t *packed)
     b->kind = WL_PACK_API, b->seq = 0;
     *packed = 0;
     while (rc == 0 && nheap) {
-        api_source *s = &src[heap[0]];
+        wl_cur_source *s = &src[heap[0]];
         if ((rc = add_row(b, s->st)) != 0)
             break;
         ++*packed;
-        int more = api_step(s);
+        s->state = 0;
+        int more = wl_cur_peek(s);
         if (more < 0) {
             rc = sql_fail(b, "API calls");
             break;
@@ -383,8 +355,7 @@ static int pack_optional(builder *b, int kind, int64_t *rows, int64_t *group)
         return r;
     rows[kind] = -1;
     *group = before;
-    b->n = 0, b->rows = 0; /* the block begun is dropped, and the changes it coded from */
-    memset(b->prev, 0, sizeof b->prev);
+    start_block(b); /* the block begun is dropped, and the changes it coded from */
     forget_strings(b, keep);
     char q[64];
     snprintf(q, sizeof q, "DELETE FROM pack_block WHERE kind = %d", kind);
