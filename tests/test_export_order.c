@@ -8,7 +8,8 @@
  * seen by the open's samples: by the index from the start, nothing to start over. A session with
  * kernels without timestamps keeps them in JFR (the walk counts them on the way). Kernel
  * annotations looked up one by one (the JFR export's way: the first look-up scans, later ones seek
- * a TEMP copy's index) give what the table says, the first row by id winning. */
+ * a TEMP copy's index) give what the table says, the first row by id winning. Every comparison
+ * is made again on one CPU (WARPLENS_CPUS=1), where the readers have no threads of their own. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,7 +66,7 @@ static char *to_file(wl_session *s, export_fn fn, const char *path, size_t *n, w
 enum { TABLE_ORDER, RESTART, BY_INDEX, PACK };
 
 /* untimed: the kernels without timestamps a table-order read must have counted on the way. */
-static void compare(const char *session, const char *out, int exports_per_handle, int how, int64_t untimed)
+static void compare_once(const char *session, const char *out, int exports_per_handle, int how, int64_t untimed)
 {
     char err[512];
     for (size_t f = 0; f < sizeof FORMATS / sizeof *FORMATS; f++) {
@@ -96,6 +97,16 @@ static void compare(const char *session, const char *out, int exports_per_handle
         free(m);
         wl_session_close(s);
     }
+}
+
+/* The same on one CPU (WARPLENS_CPUS=1): the host rows and the kernels read by the index are
+ * stepped by the model itself, kernels in table order still by their reader's thread. */
+static void compare(const char *session, const char *out, int exports_per_handle, int how, int64_t untimed)
+{
+    compare_once(session, out, exports_per_handle, how, untimed);
+    setenv("WARPLENS_CPUS", "1", 1);
+    compare_once(session, out, exports_per_handle, how, untimed);
+    unsetenv("WARPLENS_CPUS");
 }
 
 /* wl_session_kernel_annotation against the annotation table, for kernels with one, two and no

@@ -9,7 +9,8 @@
  * may hold (unpacked); a block larger than any
  * writer makes (refused unread); and a pack damaged at random, blob by blob (never a crash or a
  * wrong export: the census does not match it and the rows are read; the reader itself, asked
- * directly, stops with an error naming the block). */
+ * directly, stops with an error naming the block). Each comparison is made again on one CPU
+ * (WARPLENS_CPUS=1: no reader threads, the model steps the cursors itself): the same bytes. */
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,14 +98,31 @@ static void same_as_rows(const char *path, int want, int64_t want_api, const cha
     CHECK_EQ_INT(pb.state, 0);
     if (want == 1)
         CHECK_EQ_INT(pa.api_calls, want_api);
+    /* on one CPU the model steps the cursors itself (no reader threads): the same bytes */
+    char *c[NFORMATS] = {0}, *d[NFORMATS] = {0};
+    size_t nc[NFORMATS] = {0}, nd[NFORMATS] = {0};
+    wl_session_pack pc, pd;
+    setenv("WARPLENS_CPUS", "1", 1);
+    CHECK(exports(path, c, nc, &pc) == 0);
+    CHECK(exports(bare, d, nd, &pd) == 0);
+    unsetenv("WARPLENS_CPUS");
+    CHECK_EQ_INT(pc.state, want);
     for (int f = 0; f < NFORMATS; f++) {
         int same = a[f] && b[f] && na[f] == nb[f] && !memcmp(a[f], b[f], na[f]);
         if (!same)
             fprintf(stderr, "%s: format %d differs with the pack (%zu bytes, %zu without)\n", what, f, na[f], nb[f]);
         CHECK(same);
         CHECK(na[f] > 1000);
+        int one = c[f] && d[f] && nc[f] == na[f] && nd[f] == na[f] && !memcmp(c[f], a[f], na[f]) &&
+                  !memcmp(d[f], a[f], na[f]);
+        if (!one)
+            fprintf(stderr, "%s: format %d differs on one CPU (%zu and %zu bytes, %zu on all)\n", what, f, nc[f],
+                    nd[f], na[f]);
+        CHECK(one);
         free(a[f]);
         free(b[f]);
+        free(c[f]);
+        free(d[f]);
     }
     unlink(bare);
 }

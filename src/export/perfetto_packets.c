@@ -29,12 +29,10 @@
 
 static inline size_t vsize(uint64_t v)
 {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
+    /* 7 bits a byte: (bits used + 6) / 7, bits used counted as 1 for 0; as (9 * bits + 64) / 64,
+     * which is exact for 1..64 bits and needs no division */
+    unsigned bits = 64 - (unsigned)__builtin_clzll(v | 1);
+    return (9 * bits + 64) / 64;
 }
 
 static inline uint8_t *vput(uint8_t *p, uint64_t v)
@@ -217,6 +215,17 @@ static uint8_t *packet_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
     return p;
 }
 
+/* The size of what packet_prefix writes next (without writing it, once the sequence started). */
+static size_t prefix_size(wl_pf_writer *w, int uses_interning)
+{
+    if (!w->started) { /* the first packet: measured on a copy, which leaves w as it was */
+        wl_pf_writer c = *w;
+        uint8_t pre[32];
+        return (size_t)(packet_prefix(&c, pre, uses_interning) - pre);
+    }
+    return 1 + vsize(w->seq_id) + (uses_interning || w->clock_id ? 2 : 0); /* flags: a tag and a value below 128 */
+}
+
 static void packet_begin(wl_pf_writer *w, int uses_interning)
 {
     wl_pb_reset(&w->pkt);
@@ -335,16 +344,14 @@ static uint64_t intern_into(wl_pf_writer *w, wl_pf_intern *t, const char *s, uin
     return iid;
 }
 
-/* The same for a string constant (static_names): by address, from a small direct-mapped cache. */
-static uint64_t intern_static(wl_pf_writer *w, wl_pf_intern *t, wl_pf_static_slot *cache, const char *s,
-                              uint32_t field)
+/* The same for a string constant (static_names): by address, from a small cache (its slot
+ * found here, past it intern_static_slow). */
+static uint64_t intern_static_slow(wl_pf_writer *w, wl_pf_intern *t, wl_pf_static_slot *cache, const char *s,
+                                   uint32_t field, size_t h)
 {
-    if (!w->static_names)
-        return intern_into(w, t, s, field);
     /* linear probing over a few slots: two constants sharing a slot would evict each other on
      * every event; past them (more constants than slots), plain interning */
-    size_t h = (size_t)(((uintptr_t)s * 0x9e3779b97f4a7c15u) >> 58);
-    for (size_t k = 0; k < 8; k++) {
+    for (size_t k = 1; k < 8; k++) {
         wl_pf_static_slot *sl = &cache[(h + k) & (WL_PF_STATIC_SLOTS - 1)];
         if (sl->p == s)
             return sl->iid;
@@ -356,6 +363,23 @@ static uint64_t intern_static(wl_pf_writer *w, wl_pf_intern *t, wl_pf_static_slo
         }
     }
     return intern_into(w, t, s, field);
+}
+
+static inline uint64_t intern_static(wl_pf_writer *w, wl_pf_intern *t, wl_pf_static_slot *cache, const char *s,
+                                     uint32_t field)
+{
+    if (!w->static_names)
+        return intern_into(w, t, s, field);
+    size_t h = (size_t)(((uintptr_t)s * 0x9e3779b97f4a7c15u) >> 58);
+    if (cache[h].p == s)
+        return cache[h].iid;
+    if (!cache[h].p) {
+        uint64_t iid = intern_into(w, t, s, field);
+        if (iid)
+            cache[h].p = s, cache[h].iid = iid;
+        return iid;
+    }
+    return intern_static_slow(w, t, cache, s, field, h);
 }
 
 /* Room for n more bytes after p in the scratch buffer (which may move). */
@@ -402,9 +426,18 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
         *p++ = (uint8_t)TAG(3, WL_PB_VARINT);
         p = vput(p, cat_iid);
     }
+    /* events of one category mostly name the same args in the same places: the names last seen
+     * at each place, per category, before the look-up by address */
+    wl_pf_static_slot *memo = w->static_names && cat_iid ? w->arg_memo[cat_iid & (WL_PF_MEMO_KINDS - 1)] : NULL;
     for (size_t i = 0; i < e->n_args; i++) {
         const wl_pf_arg *a = &e->args[i];
-        uint64_t iid = intern_static(w, &w->ann_names, w->static_anns, a->name ? a->name : "", ID_ANNOTATION_NAMES);
+        const char *an = a->name ? a->name : "";
+        uint64_t iid;
+        if (memo && i < WL_PF_MEMO_ARGS && memo[i].p == an)
+            iid = memo[i].iid;
+        else if ((iid = intern_static(w, &w->ann_names, w->static_anns, an, ID_ANNOTATION_NAMES)) && memo &&
+                 i < WL_PF_MEMO_ARGS)
+            memo[i].p = an, memo[i].iid = iid;
         const char *str = a->s ? a->s : "";
         int is_str = a->kind < WL_PF_ARG_UINT || a->kind == WL_PF_ARG_STRING || a->kind > WL_PF_ARG_DOUBLE_EXACT;
         size_t slen = is_str ? strlen(str) : 0;
@@ -464,16 +497,15 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
         return w->failed = 1, -1;
     size_t te = (size_t)(p - w->scratch), in = w->interned.len;
 
-    uint8_t pre[32];
-    size_t npre = (size_t)(packet_prefix(w, pre, name_iid || cat_iid || e->n_args) - pre);
+    int uses_interning = name_iid || cat_iid || e->n_args;
+    size_t npre = prefix_size(w, uses_interning);
     size_t n = npre + 1 + vsize(e->ts) + (in ? 1 + vsize(in) + in : 0) + 1 + vsize(te) + te;
     uint8_t *o = room(w, &w->out, n + 12);
     if (!o)
         return -1;
     *o++ = (uint8_t)TAG(1, WL_PB_LEN);
     o = vput(o, n);
-    memcpy(o, pre, npre);
-    o += npre;
+    o = packet_prefix(w, o, uses_interning);
     *o++ = (uint8_t)TAG(TP_TIMESTAMP, WL_PB_VARINT);
     o = vput(o, e->ts);
     if (in) {
@@ -497,8 +529,7 @@ static int write_plain(wl_pf_writer *w, int type, uint64_t ts, uint64_t track_uu
 {
     if (w->failed || track_uuid == 0)
         return -1;
-    uint8_t pre[32];
-    size_t npre = (size_t)(packet_prefix(w, pre, 0) - pre);
+    size_t npre = prefix_size(w, 0);
     size_t te = 2 + 1 + vsize(track_uuid) + (value ? vsize(TAG(44, WL_PB_FIXED64)) + 8 : 0);
     size_t n = npre + 1 + vsize(ts) + 1 + vsize(te) + te;
     uint8_t *o = room(w, &w->out, n + 12);
@@ -506,8 +537,7 @@ static int write_plain(wl_pf_writer *w, int type, uint64_t ts, uint64_t track_uu
         return -1;
     *o++ = (uint8_t)TAG(1, WL_PB_LEN);
     o = vput(o, n);
-    memcpy(o, pre, npre);
-    o += npre;
+    o = packet_prefix(w, o, 0);
     *o++ = (uint8_t)TAG(TP_TIMESTAMP, WL_PB_VARINT);
     o = vput(o, ts);
     *o++ = (uint8_t)TAG(TP_TRACK_EVENT, WL_PB_LEN);

@@ -40,6 +40,8 @@ typedef struct wl_pf_static_slot {
 } wl_pf_static_slot;
 
 #define WL_PF_KEY_SLOTS 256
+#define WL_PF_MEMO_KINDS 8
+#define WL_PF_MEMO_ARGS 32
 typedef struct wl_pf_key_slot {
     uint64_t key;    /* wl_pf_event.name_key, 0 unused */
     uint64_t iid;
@@ -62,6 +64,7 @@ typedef struct wl_pf_writer {
     wl_pf_intern names, cats, ann_names;
     wl_pf_static_slot static_cats[WL_PF_STATIC_SLOTS], static_anns[WL_PF_STATIC_SLOTS];
     wl_pf_key_slot name_keys[WL_PF_KEY_SLOTS];
+    wl_pf_static_slot arg_memo[WL_PF_MEMO_KINDS][WL_PF_MEMO_ARGS]; /* static_names: by category and place */
     uint64_t packets;
     int (*out_fn)(void *ctx, wl_pb_buf *out, int last); /* wl_pf_set_output, else fwrite to fp */
     void *out_ctx;

@@ -46,6 +46,23 @@ static const char *dims(char *b, const int d[3])
     return b;
 }
 
+/* A slice on t with nothing else known yet. Every field is set one by one: an initializer would
+ * clear the whole struct first (`rep stos`), which costs more than these stores, once a slice. */
+static inline void slice_init(wl_tl_slice *s, const wl_tl_track *t, uint64_t start, uint64_t end)
+{
+    s->track = t;
+    s->kind = WL_TL_API;
+    s->start_ns = start, s->end_ns = end;
+    s->name = s->category = NULL;
+    s->name_key = 0;
+    s->flows_out = NULL, s->n_flows_out = 0;
+    s->flow_in = s->rank_flow_in = 0;
+    s->args = NULL, s->n_args = 0;
+    s->host = NULL, s->gpu = NULL;
+    s->occupancy_pct = -1, s->fill = 0, s->active_blocks_per_sm = 0, s->limiter = NULL;
+    s->launch_ns = -1;
+}
+
 static void progress(tl_model *m)
 {
     if (m->o && m->o->progress.update && (++m->done & 0xffff) == 0)
@@ -64,8 +81,11 @@ static int host_item(tl_model *m, tl_group *g, const wl_host_item *it)
     }
     wl_pf_arg args[6 + TL_METRIC_ARGS];
     size_t n = 0;
-    wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .name = it->name,
-                     .host = it, .occupancy_pct = -1, .launch_ns = -1};
+    wl_tl_slice s;
+    slice_init(&s, &l->t, it->start_ns, it->end_ns);
+    s.name = it->name;
+    s.name_key = it->name_key; /* even: apart from the kernels' keys below */
+    s.host = it;
     if (it->kind == WL_HOST_API) {
         s.kind = WL_TL_API;
         s.category = "cuda_api";
@@ -106,6 +126,33 @@ static int host_item(tl_model *m, tl_group *g, const wl_host_item *it)
     return m->sink->slice_begin && m->sink->slice_begin(m->sink->ctx, &s) ? -1 : 0;
 }
 
+/* The thread or stream of an item, from the few used last before the index. */
+static tl_group *recent_thread(tl_model *m, uint32_t pid, uint32_t tid)
+{
+    for (int i = 0; i < TL_RECENT; i++) {
+        tl_group *g = m->recent_threads[i];
+        if (g && g->tid == tid && g->pid == pid)
+            return g;
+    }
+    tl_group *g = tl_find_thread(m, pid, tid);
+    if (g)
+        m->recent_threads[m->next_thread++ % TL_RECENT] = g;
+    return g;
+}
+
+static tl_group *recent_stream(tl_model *m, const wl_gpu_item *it)
+{
+    for (int i = 0; i < TL_RECENT; i++) {
+        tl_group *g = m->recent_streams[i];
+        if (g && g->stream == it->stream_id && g->device == it->device_id && g->pid == it->pid)
+            return g;
+    }
+    tl_group *g = tl_find_stream(m, it);
+    if (g)
+        m->recent_streams[m->next_stream++ % TL_RECENT] = g;
+    return g;
+}
+
 static const char *backend_of(tl_model *m, const wl_gpu_item *it)
 {
     tl_backend_slot *b = &m->backends[(uint64_t)it->name_id & 1023];
@@ -116,8 +163,8 @@ static const char *backend_of(tl_model *m, const wl_gpu_item *it)
 
 static int gpu_item(tl_model *m, const wl_gpu_item *it)
 {
-    tl_group *g = tl_find_stream(m, it);
-    tl_gpu *gpu = g ? tl_find_gpu(m, it->pid, it->device_id, NULL) : NULL;
+    tl_group *g = recent_stream(m, it);
+    tl_gpu *gpu = g ? g->gpu : NULL;
     if (!gpu)
         return -1;
     tl_occ occ = {0};
@@ -144,10 +191,13 @@ static int gpu_item(tl_model *m, const wl_gpu_item *it)
     char grid[48], block[48], name[40];
     wl_pf_arg args[21 + TL_METRIC_ARGS];
     size_t n = 0;
-    wl_tl_slice s = {.track = &l->t, .start_ns = it->start_ns, .end_ns = it->end_ns, .gpu = it,
-                     .occupancy_pct = occ.valid ? occ.occupancy_pct : -1, .fill = occ.valid ? occ.fill : 0,
-                     .active_blocks_per_sm = occ.active_blocks_per_sm, .limiter = occ.valid ? occ.limiter : NULL,
-                     .launch_ns = flow ? (int64_t)launch_ns : -1};
+    wl_tl_slice s;
+    slice_init(&s, &l->t, it->start_ns, it->end_ns);
+    s.gpu = it;
+    if (occ.valid)
+        s.occupancy_pct = occ.occupancy_pct, s.fill = occ.fill, s.limiter = occ.limiter;
+    s.active_blocks_per_sm = occ.active_blocks_per_sm;
+    s.launch_ns = flow ? (int64_t)launch_ns : -1;
     /* a collective other ranks ran too: a flow from the first rank to arrive to the last */
     uint64_t coll_out = 0, coll_in = 0, unused;
     if (m->coll && it->kind == WL_GPU_KERNEL) {
@@ -275,7 +325,7 @@ static int walk(tl_model *m, uint64_t open_end, char *err, size_t n)
     int rc = hr && gr ? 0 : -1, hfail = 0, gfail = 0;
     const wl_host_item *h = rc == 0 ? tl_reader_next_host(hr, &hfail) : NULL;
     const wl_gpu_item *g = rc == 0 ? tl_reader_next_gpu(gr, &gfail) : NULL;
-    tl_group *tg = NULL;
+    tl_group *tg;
     uint64_t until = m->o && m->o->until_ns ? m->o->until_ns : UINT64_MAX;
     while (rc == 0) {
         /* both cursors run in start order: the first row past the window ends its side */
@@ -286,7 +336,7 @@ static int walk(tl_model *m, uint64_t open_end, char *err, size_t n)
         if (!h && !g)
             break;
         if (h && (!g || h->start_ns <= g->start_ns)) {
-            if ((!tg || tg->pid != h->pid || tg->tid != h->tid) && !(tg = tl_find_thread(m, h->pid, h->tid)))
+            if (!(tg = recent_thread(m, h->pid, h->tid)))
                 rc = -1;
             else if (host_item(m, tg, h))
                 rc = -1;
@@ -335,7 +385,7 @@ static int inkernel_stream(void *ctx, uint32_t pid, uint32_t device, int64_t str
     memset(&it, 0, sizeof it);
     it.pid = pid, it.device_id = device, it.stream_id = stream;
     tl_group *g = tl_find_stream(m, &it);
-    tl_gpu *gpu = g ? tl_find_gpu(m, pid, device, NULL) : NULL;
+    tl_gpu *gpu = g ? g->gpu : NULL;
     if (!gpu)
         return -1;
     *base = &g->lanes[0]->t;

@@ -60,12 +60,13 @@ typedef enum wl_tl_kind {
     WL_TL_CAPTURE   /* a capture range (--capture-range): the span that was traced, on its process */
 } wl_tl_kind;
 
-typedef struct wl_tl_slice {
+typedef struct wl_tl_slice { /* (timeline_model.c's slice_init sets each field: add new ones there) */
     const wl_tl_track *track;
     wl_tl_kind kind;
     uint64_t start_ns, end_ns;
     const char *name, *category;
-    uint64_t name_key;         /* non-zero: every slice with this key has this name (kernels) */
+    uint64_t name_key;         /* non-zero: every slice with this key has this name (kernels: odd,
+                                * from the kernel name id; host rows read from the export pack: even) */
     const uint64_t *flows_out; /* flows this slice starts (API calls) */
     size_t n_flows_out;
     uint64_t flow_in;          /* flow this slice ends (GPU work), 0 none */

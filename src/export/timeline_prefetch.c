@@ -11,12 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/cpus.h"
+
 /* 2,048 items a reader (GPU items are ~10 KiB, mostly the untouched tail of a name buffer): ~4 ms
  * of rows at 10 M-kernel rates, so a reader keeps a core busy through a scheduler's time slice
  * while the model waits on the other reader. JFR at 10 M kernels, side by side: 4 batches
  * 0.91-0.92 M events/s, 8 batches 1.00-1.06, 16 batches 0.95-0.97 (more memory touched). */
 #define NBATCH 8
 #define BATCH 256
+/* A sleeping side is woken only when half the ring is ready for it (the consumer: half the
+ * batches full; the producer: half of them free), so on one core each thread runs for several
+ * batches between switches instead of one, and on two the futex calls drop too. */
+#define WAKE (NBATCH / 2)
 
 typedef struct host_slot {     /* a host item and its own copy of the flow ids */
     wl_host_item it;
@@ -26,6 +32,7 @@ typedef struct host_slot {     /* a host item and its own copy of the flow ids *
 
 struct tl_reader {
     int gpu;                   /* 0: host items, 1: GPU items */
+    int direct;                /* no thread: the model steps the cursor into one slot itself */
     wl_host_cursor *host;
     wl_gpu_cursor *gpuc;
     host_slot *hs;             /* NBATCH * BATCH slots of one kind */
@@ -37,6 +44,7 @@ struct tl_reader {
     size_t count[NBATCH];      /* items in each produced batch */
     uint64_t produced, consumed; /* batches, monotonic */
     int done, failed, stop;    /* failed: the cursor's error (-1, WL_CUR_RESTART) */
+    int producer_waits, consumer_waits; /* a side sleeps on cv (hysteresis, below) */
     /* consumer side, touched by the consumer only */
     uint64_t cur;              /* batch being read */
     size_t pos;
@@ -77,8 +85,11 @@ static long room(filler *f)
     tl_reader *r = f->r;
     if (!f->held) {
         pthread_mutex_lock(&r->mu);
-        while (f->seq - r->consumed >= NBATCH && !r->stop)
+        while (f->seq - r->consumed >= NBATCH && !r->stop) {
+            r->producer_waits = 1;
             pthread_cond_wait(&r->cv, &r->mu);
+        }
+        r->producer_waits = 0;
         int stop = r->stop;
         pthread_mutex_unlock(&r->mu);
         if (stop)
@@ -99,7 +110,8 @@ static void publish(filler *f, int done, int failed)
         r->done = 1;
         r->failed = failed;
     }
-    pthread_cond_broadcast(&r->cv);
+    if (r->consumer_waits && (done || r->produced - r->cur >= WAKE))
+        pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->mu);
 }
 
@@ -180,12 +192,13 @@ tl_reader *tl_reader_host(wl_session *s, uint64_t open_end_ns, char *err, size_t
     tl_reader *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
-    if (!(r->hs = calloc(NBATCH * BATCH, sizeof *r->hs)) ||
+    r->direct = wl_cpus_usable() < 2;
+    if (!(r->hs = calloc(r->direct ? 1 : NBATCH * BATCH, sizeof *r->hs)) ||
         !(r->host = wl_host_cursor_open_by_start(s, open_end_ns, err, err_size))) {
         tl_reader_close(r);
         return NULL;
     }
-    return start(r);
+    return r->direct ? r : start(r);
 }
 
 tl_reader *tl_reader_gpu(wl_session *s, int flags, char *err, size_t err_size)
@@ -194,12 +207,19 @@ tl_reader *tl_reader_gpu(wl_session *s, int flags, char *err, size_t err_size)
     if (!r)
         return NULL;
     r->gpu = 1;
-    if (!(r->gs = malloc(NBATCH * BATCH * sizeof *r->gs)) ||
-        !(r->gpuc = wl_gpu_cursor_open_unlinked(s, flags, err, err_size))) {
+    if (!(r->gpuc = wl_gpu_cursor_open_unlinked(s, flags, err, err_size))) {
         tl_reader_close(r);
         return NULL;
     }
-    return start(r);
+    /* kernels read in table order come through wl_gpu_cursor_each's walk: a thread of their own */
+    r->direct = wl_cpus_usable() < 2 && !wl_gpu_cursor_table_order(r->gpuc);
+    if (!(r->gs = malloc((r->direct ? 1 : NBATCH * BATCH) * sizeof *r->gs))) {
+        tl_reader_close(r);
+        return NULL;
+    }
+    for (size_t i = 0; i < (r->direct ? 1 : NBATCH * BATCH); i++)
+        r->gs[i].name_cursor = NULL; /* holds no name yet (a slot keeps it from row to row) */
+    return r->direct ? r : start(r);
 }
 
 /* Index of the next item, or -1 at the end (*failed tells an error from the end). */
@@ -211,10 +231,14 @@ static long next_index(tl_reader *r, int *failed)
     if (r->holding) { /* hand the finished batch back */
         r->holding = 0;
         r->consumed = ++r->cur;
-        pthread_cond_broadcast(&r->cv);
+        if (r->producer_waits && r->produced - r->consumed <= NBATCH - WAKE)
+            pthread_cond_broadcast(&r->cv);
     }
-    while (r->produced <= r->cur && !r->done)
+    while (r->produced <= r->cur && !r->done) {
+        r->consumer_waits = 1;
         pthread_cond_wait(&r->cv, &r->mu);
+    }
+    r->consumer_waits = 0;
     int have = r->produced > r->cur && r->count[r->cur % NBATCH] > 0;
     *failed = have ? 0 : r->failed;
     pthread_mutex_unlock(&r->mu);
@@ -233,8 +257,24 @@ static long next_index(tl_reader *r, int *failed)
 /* The batch being read holds an item after the one just handed out. */
 static int more_in_batch(const tl_reader *r) { return r->pos < r->count[r->cur % NBATCH]; }
 
+/* A direct reader's next row: 1, or 0 at the end with *failed set (0 or the cursor's error). */
+static int step_direct(tl_reader *r, int *failed)
+{
+    int rc = r->done ? 0 : r->gpu ? wl_gpu_cursor_next(r->gpuc, &r->gs[0]) : fill(r, 0);
+    if (rc > 0) {
+        *failed = 0;
+        return 1;
+    }
+    if (!r->done)
+        r->done = 1, r->failed = rc < 0 ? -1 : 0;
+    *failed = r->failed;
+    return 0;
+}
+
 const wl_host_item *tl_reader_next_host(tl_reader *r, int *failed)
 {
+    if (r->direct)
+        return step_direct(r, failed) ? &r->hs[0].it : NULL;
     long i = next_index(r, failed);
     if (i < 0)
         return NULL;
@@ -252,6 +292,8 @@ const wl_host_item *tl_reader_next_host(tl_reader *r, int *failed)
 
 const wl_gpu_item *tl_reader_next_gpu(tl_reader *r, int *failed)
 {
+    if (r->direct)
+        return step_direct(r, failed) ? &r->gs[0] : NULL;
     long i = next_index(r, failed);
     if (i < 0)
         return NULL;
@@ -275,6 +317,8 @@ const wl_gpu_item *tl_reader_next_gpu(tl_reader *r, int *failed)
 
 int64_t tl_reader_untimed(tl_reader *r)
 {
+    if (r->gpu && r->direct)
+        return r->done && !r->failed ? wl_gpu_cursor_untimed(r->gpuc) : -1;
     if (!r->gpu || !r->started)
         return -1;
     pthread_mutex_lock(&r->mu); /* the cursor's count is written before the reader says done */
@@ -299,7 +343,7 @@ void tl_reader_close(tl_reader *r)
     }
     wl_host_cursor_close(r->host);
     wl_gpu_cursor_close(r->gpuc);
-    for (size_t i = 0; r->hs && i < NBATCH * BATCH; i++)
+    for (size_t i = 0; r->hs && i < (r->direct ? 1 : NBATCH * BATCH); i++)
         free(r->hs[i].flows);
     free(r->hs);
     free(r->gs);

@@ -259,6 +259,8 @@ tl_group *tl_find_stream(tl_model *m, const wl_gpu_item *it)
     tl_lane *l = new_lane(m, WL_TL_STREAM, gpu->t.uuid, gpu->t.pid, gpu->next_tid++, name,
                           (int)(it->stream_id * 64), it->stream_id);
     g = new_group(m, l, it->pid, 0, it->device_id, it->stream_id);
+    if (g)
+        g->gpu = gpu;
     if (!g || keep(m, &m->streams, k, g)) {
         tl_free_group(g);
         return NULL;

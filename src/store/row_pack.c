@@ -190,6 +190,27 @@ static inline int get_varint(const unsigned char **p, const unsigned char *end, 
     return -1;
 }
 
+/* get_varint for a reader sure that ten bytes follow p (none is checked against the end): the same
+ * values, the same refusal of an eleventh byte; NULL then. */
+static inline const unsigned char *varint10(const unsigned char *p, uint64_t *out)
+{
+    uint64_t b = *p++;
+    if (b < 0x80) { /* most deltas: one byte */
+        *out = b;
+        return p;
+    }
+    uint64_t v = b & 0x7f;
+    for (int shift = 7; shift < 64; shift += 7) {
+        b = *p++;
+        v |= (b & 0x7f) << shift;
+        if (b < 0x80) {
+            *out = v;
+            return p;
+        }
+    }
+    return NULL;
+}
+
 static inline int64_t unzigzag(uint64_t u) { return (int64_t)(u >> 1) ^ -(int64_t)(u & 1); }
 
 struct wl_pack_reader {
@@ -414,6 +435,59 @@ static int next_block(wl_pack_reader *r)
     return 1;
 }
 
+/* One row's fields from *pp into row (the reader's fields, deltas and strings in locals: the row's
+ * stores cannot change them); 0 when damaged, *pp where the damage was found. */
+static int decode_row(wl_pack_reader *r, const unsigned char **pp, wl_pack_row *restrict row)
+{
+    const char *f = r->fields;
+    int64_t *restrict prev = r->prev;
+    char *const *str = r->str;
+    const uint32_t *str_len = r->str_len;
+    uint32_t nstr = r->nstr, nulls = 0;
+    const unsigned char *p = *pp, *end = r->block + r->block_len;
+    /* a row takes at most 11 bytes a field: far from the block's end none is checked against it */
+    int far = end - p >= 11 * WL_PACK_MAX_FIELDS, ok = 0;
+    for (int i = 0; f[i]; i++) {
+        char k = f[i];
+        uint64_t u = 0;
+        if (k == 'n') {
+            if (p >= end)
+                goto out;
+            unsigned char present = *p++;
+            if (present > 1)
+                goto out;
+            if (!present) {
+                nulls |= 1u << i;
+                row->v[i] = 0;
+                continue;
+            }
+        }
+        if (far) {
+            const unsigned char *q = varint10(p, &u);
+            if (!q)
+                goto out;
+            p = q;
+        } else if (get_varint(&p, end, &u))
+            goto out;
+        if (k == 't') {
+            if (u >= nstr)
+                goto out;
+            row->text[i] = str[u];
+            row->len[i] = str_len[u];
+            row->v[i] = (int64_t)u;
+            continue;
+        }
+        int64_t x = (int64_t)((uint64_t)prev[i] + (uint64_t)unzigzag(u));
+        prev[i] = x;
+        row->v[i] = x;
+    }
+    ok = 1;
+out:
+    row->nulls = nulls;
+    *pp = p;
+    return ok;
+}
+
 int wl_pack_next(wl_pack_reader *r, wl_pack_row *row)
 {
     if (r->left == 0) {
@@ -423,35 +497,11 @@ int wl_pack_next(wl_pack_reader *r, wl_pack_row *row)
         if (b <= 0)
             return b;
     }
-    const unsigned char *p = r->block + r->at, *end = r->block + r->block_len;
-    row->nulls = 0;
-    for (int i = 0; r->fields[i]; i++) {
-        uint64_t u = 0;
-        if (r->fields[i] == 'n') {
-            if (p >= end)
-                goto bad;
-            unsigned char present = *p++;
-            if (present > 1)
-                goto bad;
-            if (!present) {
-                row->nulls |= 1u << i;
-                row->v[i] = 0;
-                continue;
-            }
-        }
-        if (get_varint(&p, end, &u))
-            goto bad;
-        if (r->fields[i] == 't') {
-            if (u >= r->nstr)
-                goto bad;
-            row->text[i] = r->str[u];
-            row->len[i] = r->str_len[u];
-            continue;
-        }
-        r->prev[i] = (int64_t)((uint64_t)r->prev[i] + (uint64_t)unzigzag(u));
-        row->v[i] = r->prev[i];
-    }
+    const unsigned char *p = r->block + r->at;
+    int ok = decode_row(r, &p, row);
     r->at = (size_t)(p - r->block);
+    if (!ok)
+        return damaged(r, "a row runs past its block or names no string");
     /* the cursors merge by start (ranges and scopes: sorted in runs of equal starts, of at most
      * max_group rows): a pack out of order is damaged */
     int64_t start = r->kind == WL_PACK_KERNEL ? row->v[0] : row->v[2];
@@ -464,9 +514,6 @@ int wl_pack_next(wl_pack_reader *r, wl_pack_row *row)
     r->left--;
     r->read++;
     return 1;
-bad:
-    r->at = (size_t)(p - r->block);
-    return damaged(r, "a row runs past its block or names no string");
 }
 
 /* The header's counts into out, the sums 0. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/cpus.h"
 #include "store/row_pack.h"
 #include "store/session_guard_internal.h"
 
@@ -312,7 +313,7 @@ int wl_census(wl_guard *g, sqlite3 *db, int tolerate, int one_thread, char *err,
         if (g->present[i] && !queued[i])
             w->unit[w->n++] = (census_unit){.table = i};
     atomic_store(&w->next, first);
-    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long cpus = wl_cpus_usable();
     int helpers = one_thread || cpus < 2 ? 0 : cpus > MAX_WORKERS ? MAX_WORKERS - 1 : (int)cpus - 1;
     census_helper h[MAX_WORKERS];
     memset(h, 0, sizeof h);

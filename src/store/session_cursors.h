@@ -59,6 +59,8 @@ typedef struct wl_host_item {
     int open_end;           /* NVTX range or scope never closed: end_ns is the session end */
     int64_t id;             /* api_call.id, nvtx_range.id, scope.scope_id */
     char name[512];
+    uint64_t name_key;      /* non-zero: every item of this cursor with this key has this name (a
+                               row read from the export pack: its string's index), else 0 */
     char group[64];         /* API category, NVTX domain, timer "<kind> <category>", "" for scopes */
     char scope[256];        /* API: the enclosing warplens scope's name, else "" */
     uint32_t correlation_id;
@@ -129,6 +131,9 @@ int wl_gpu_cursor_each(wl_gpu_cursor *c, wl_gpu_item *(*slot)(void *arg), int (*
 /* After wl_gpu_cursor_each returned 0 having read the kernels in table order: how many kernels
  * have no timestamps (they are in no walk; a reader of them can skip its own scan when 0), else -1. */
 int64_t wl_gpu_cursor_untimed(const wl_gpu_cursor *c);
+/* 1 when wl_gpu_cursor_each reads the kernels in table order (only it does: wl_gpu_cursor_next
+ * reads them in start order through the index). */
+int wl_gpu_cursor_table_order(const wl_gpu_cursor *c);
 void wl_gpu_cursor_close(wl_gpu_cursor *c);
 
 #endif

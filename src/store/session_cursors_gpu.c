@@ -545,3 +545,5 @@ int wl_gpu_cursor_each(wl_gpu_cursor *c, wl_gpu_item *(*slot)(void *arg), int (*
 }
 
 int64_t wl_gpu_cursor_untimed(const wl_gpu_cursor *c) { return c->untimed; }
+
+int wl_gpu_cursor_table_order(const wl_gpu_cursor *c) { return c->table; }

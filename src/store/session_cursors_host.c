@@ -358,6 +358,7 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
     it->end_ns = (uint64_t)src->key[3];
     it->id = col_i64(c, best, 4);
     col_text(c, best, 5, it->name, sizeof it->name);
+    it->name_key = from_pack(c, best) ? ((uint64_t)c->prow[best]->v[5] + 1) << 1 : 0; /* even: see the model */
     col_text(c, best, 6, it->group, sizeof it->group);
     it->open_end = (int)col_i64(c, best, 7);
     it->scope[0] = 0;
