@@ -55,7 +55,7 @@ enum { WL_PACK_META = 0, WL_PACK_STRINGS = 1, WL_PACK_KERNEL = 2, WL_PACK_API = 
 #define WL_STR(x) WL_STR_(x)
 
 /* A row as the cursors read it: integers in v (0 for NULL), texts as (pointer, length) into the
- * reader's strings, and which nullable fields are NULL. */
+ * reader's strings (each followed by a NUL), and which nullable fields are NULL. */
 typedef struct wl_pack_row {
     int64_t v[WL_PACK_MAX_FIELDS]; /* a text field's: its index in the pack's string table (as read) */
     const char *text[WL_PACK_MAX_FIELDS];

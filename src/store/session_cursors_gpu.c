@@ -95,7 +95,8 @@ struct wl_gpu_cursor {
     int broke;                 /* ... and they came later than the window allows */
     int64_t untimed;           /* kernels without timestamps the table-order walk saw; -1 unknown */
     wl_cur_name_cache scopes, kernels, ops;
-    kernel_row row;            /* the kernel being decoded */
+    kernel_row row;            /* the kernel being decoded (read from its statement) */
+    wl_pack_row prow;          /* or from the pack */
 };
 
 void wl_gpu_cursor_close(wl_gpu_cursor *c)
@@ -268,24 +269,26 @@ static int gpu_less(const wl_cur_source *a, int ka, const wl_cur_source *b, int 
 }
 
 /* Column i of the row handed out: the kernel row's (k), or the copy's or set's statement's. */
-static int64_t cell(sqlite3_stmt *st, const kernel_row *k, int i) { return k ? k->v[i] : sqlite3_column_int64(st, i); }
+static int64_t cell(sqlite3_stmt *st, const int64_t *kv, int i) { return kv ? kv[i] : sqlite3_column_int64(st, i); }
 
-/* Decodes the ready row of kind: a kernel from k, a copy or a set from its statement st. */
-static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const kernel_row *k, wl_gpu_kind kind, wl_gpu_item *it)
+/* Decodes the ready row of kind: a kernel from its cells kv and tier, a copy or a set from its
+ * statement st. */
+static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const int64_t *kv, const char *tier, wl_gpu_kind kind,
+                      wl_gpu_item *it)
 {
     it->kind = kind;
-    it->start_ns = (uint64_t)cell(st, k, 0);
-    it->end_ns = (uint64_t)cell(st, k, 1);
-    it->id = cell(st, k, 2);
-    it->pid = (uint32_t)cell(st, k, 3);
-    it->device_id = (uint32_t)cell(st, k, 4);
-    it->stream_id = cell(st, k, 5);
-    it->correlation_id = (uint32_t)cell(st, k, 6);
-    it->flow = (uint64_t)cell(st, k, 7);
-    it->graph_id = cell(st, k, 8);
-    int64_t scope = cell(st, k, 9);
+    it->start_ns = (uint64_t)cell(st, kv, 0);
+    it->end_ns = (uint64_t)cell(st, kv, 1);
+    it->id = cell(st, kv, 2);
+    it->pid = (uint32_t)cell(st, kv, 3);
+    it->device_id = (uint32_t)cell(st, kv, 4);
+    it->stream_id = cell(st, kv, 5);
+    it->correlation_id = (uint32_t)cell(st, kv, 6);
+    it->flow = (uint64_t)cell(st, kv, 7);
+    it->graph_id = cell(st, kv, 8);
+    int64_t scope = cell(st, kv, 9);
     it->scope_id = scope;
-    it->tid = cell(st, k, 10);
+    it->tid = cell(st, kv, 10);
     it->scope[0] = 0;
     it->app_thread = 0;
     if (scope >= 0) {
@@ -308,7 +311,7 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const kernel_row *k, w
     }
     if (kind == WL_GPU_KERNEL) {
         /* names are kilobytes: an item that holds this cursor's copy of the same name keeps it */
-        int64_t name_id = k->v[11];
+        int64_t name_id = kv[11];
         if (it->name_cursor != c || it->name_id != name_id) {
             const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, name_id, 0);
             if (!sl)
@@ -319,19 +322,19 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const kernel_row *k, w
             it->name_cursor = c;
         }
         for (int i = 0; i < 3; i++) { /* as sqlite3_column_int reads them: the low 32 bits */
-            it->grid[i] = (int)k->v[12 + i];
-            it->block[i] = (int)k->v[15 + i];
+            it->grid[i] = (int)kv[12 + i];
+            it->block[i] = (int)kv[15 + i];
         }
-        it->cluster_size = (int)k->v[18];
-        it->registers = (int)k->v[19];
-        it->static_smem = (int)k->v[20];
-        it->dynamic_smem = (int)k->v[21];
-        it->smem_limit_config = (int)k->v[22];
-        it->carveout = (int)k->v[23];
-        it->queue_delay_ns = k->v[24];
-        it->local_mem = k->v[25];
-        it->submit_delay_ns = k->v[26];
-        int64_t op = k->v[27];
+        it->cluster_size = (int)kv[18];
+        it->registers = (int)kv[19];
+        it->static_smem = (int)kv[20];
+        it->dynamic_smem = (int)kv[21];
+        it->smem_limit_config = (int)kv[22];
+        it->carveout = (int)kv[23];
+        it->queue_delay_ns = kv[24];
+        it->local_mem = kv[25];
+        it->submit_delay_ns = kv[26];
+        int64_t op = kv[27];
         if (op >= 0 && c->ident) {
             it->op_id = op;
             const wl_cur_name_slot *o = wl_cur_cache_get(&c->ops, op, 0);
@@ -340,7 +343,7 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const kernel_row *k, w
             wl_cur_copy_str(it->op, sizeof it->op, o->s1);
             wl_cur_copy_str(it->shape, sizeof it->shape, o->s2);
         }
-        wl_cur_copy_str(it->tier, sizeof it->tier, k->tier);
+        wl_cur_copy_str(it->tier, sizeof it->tier, tier);
     } else if (kind == WL_GPU_MEMCPY) {
         wl_cur_text_col(st, 11, it->copy_kind, sizeof it->copy_kind);
         wl_cur_text_col(st, 12, it->src_kind, sizeof it->src_kind);
@@ -356,23 +359,18 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const kernel_row *k, w
     return 0;
 }
 
-/* The pack's next kernel as source 0's ready row, decoded into c->row: 1, 0 at the end, -1 damaged. */
+/* The pack's next kernel as source 0's ready row, decoded into c->prow: 1, 0 at the end, -1 damaged. */
 static int pack_peek(wl_gpu_cursor *c)
 {
     wl_cur_source *src = &c->src[0];
     if (src->state)
         return src->state == 1;
-    wl_pack_row r;
-    int got = wl_pack_next(c->pack, &r);
+    int got = wl_pack_next(c->pack, &c->prow);
     if (got <= 0) {
         src->state = 2;
         return got;
     }
-    memcpy(c->row.v, r.v, sizeof c->row.v);
-    size_t n = r.len[KERNEL_COLS - 1] < sizeof c->row.tier ? r.len[KERNEL_COLS - 1] : sizeof c->row.tier - 1;
-    memcpy(c->row.tier, r.text[KERNEL_COLS - 1], n); /* as wl_cur_text_col copies a column */
-    c->row.tier[n] = 0;
-    src->key[0] = r.v[0];
+    src->key[0] = c->prow.v[0];
     src->state = 1;
     return 1;
 }
@@ -394,7 +392,10 @@ int wl_gpu_cursor_next(wl_gpu_cursor *c, wl_gpu_item *it)
         return 0;
     if (best == 0 && !c->pack && read_kernel(c, c->src[0].st, &c->row))
         return -1;
-    return gpu_decode(c, c->src[best].st, best ? NULL : &c->row, (wl_gpu_kind)(best + 1), it) ? -1 : 1;
+    const int64_t *kv = best ? NULL : c->pack ? c->prow.v : c->row.v;
+    /* a pack's strings end in a NUL (row_pack.h); the item keeps as much of the tier as a column copy */
+    const char *tier = best ? NULL : c->pack ? c->prow.text[KERNEL_COLS - 1] : c->row.tier;
+    return gpu_decode(c, c->src[best].st, kv, tier, (wl_gpu_kind)(best + 1), it) ? -1 : 1;
 }
 
 /* ---- every row, kernels in table order --------------------------------------------------------- */
@@ -417,7 +418,7 @@ static int hand_over(each_walk *w, sqlite3_stmt *st, const kernel_row *k, wl_gpu
     wl_gpu_item *it = w->slot(w->arg);
     if (!it)
         return w->stopped = 1;
-    if (gpu_decode(w->c, st, k, kind, it)) {
+    if (gpu_decode(w->c, st, k ? k->v : NULL, k ? k->tier : NULL, kind, it)) {
         w->failed = 1;
         return 1;
     }

@@ -82,6 +82,15 @@ static int next_run(wl_cur_pack *p)
     p->n = p->at = 0;
     if (p->state == 2)
         return 0;
+    if (p->kind == WL_PACK_API) { /* in order already: a run of one, decoded in place */
+        int got = wl_pack_next(p->r, &p->run[0]);
+        if (got <= 0) {
+            p->state = 2;
+            return got;
+        }
+        p->n = 1;
+        return 1;
+    }
     if (p->state == 0) {
         int got = wl_pack_next(p->r, &p->ahead);
         if (got <= 0) {
@@ -93,10 +102,6 @@ static int next_run(wl_cur_pack *p)
         if (p->n == p->cap) /* the reader holds runs to max_group: cannot happen */
             return -1;
         p->run[p->n++] = p->ahead;
-        if (p->kind == WL_PACK_API) { /* in order already: a run of one */
-            p->state = 0;
-            return 1;
-        }
         int got = wl_pack_next(p->r, &p->ahead);
         if (got < 0)
             return -1;
