@@ -1,7 +1,7 @@
 /* A background writer for an exporter's output: full buffers are handed to a thread that writes
  * them in order while the exporter fills the next one, so the output's way to the file overlaps
  * encoding instead of stalling it. At most OUT_PIPE_DEPTH buffers wait; the exporter blocks when
- * the writer falls that far behind, so memory stays bounded by a few buffers (4 of 2 MiB, plus a
+ * the writer falls that far behind, so memory stays bounded by a few buffers (4 of 4 MiB, plus a
  * 1 MiB staging buffer when writing directly).
  *
  * Where the output is a regular file at a block-aligned offset, the writer bypasses the page cache

@@ -23,7 +23,7 @@
 #define ID_ANNOTATION_NAMES 3
 
 #define TAG(field, wire) (((uint64_t)(field) << 3) | (wire))
-#define OUT_CHUNK (1u << 20) /* packets are handed to fwrite about a MiB at a time */
+#define OUT_CHUNK (2u << 20) /* packets are handed over (to fwrite, or out_fn) about 2 MiB at a time */
 
 /* ---- raw encoding (callers reserve the room first) -------------------------------------------- */
 

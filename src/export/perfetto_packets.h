@@ -75,7 +75,7 @@ typedef struct wl_pf_writer {
 int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_id);
 /* Returns 0 when every packet was written, -1 otherwise. Frees the writer either way. */
 int wl_pf_finish(wl_pf_writer *w);
-/* From now on what is buffered and then full output buffers (about a MiB) go to fn instead of
+/* From now on what is buffered and then full output buffers (about 2 MiB) go to fn instead of
  * fwrite: fn(ctx, out, 0) takes a leading part of out's bytes, leaving the rest at the start of
  * out (it may swap in another buffer; wl_out_pipe_push_some); fn(ctx, out, 1), called by
  * wl_pf_finish before it flushes fp, takes all of out and returns when everything handed over is

@@ -5,7 +5,8 @@
 # session given one by `import --upgrade` and the real two-rank job merged (two processes: the
 # pack holds their kernels in start order across them). Rows edited after the pack was written:
 # `info` and every verb say the pack is not read, the exports read the rows (the same bytes as
-# without it), and `import --upgrade` writes it again.
+# without it), and `import --upgrade` writes it again. Every comparison also runs the outputs on
+# one CPU (WARPLENS_CPUS=1), which must give the same bytes.
 set -u
 BIN=${WARPLENS_BIN:?WARPLENS_BIN not set}
 SRC=${WARPLENS_SOURCE_DIR:?WARPLENS_SOURCE_DIR not set}
@@ -18,17 +19,20 @@ outputs() {
     (cd "$1" && "$BIN" export s.wlsession -q -o t.pftrace && "$BIN" export s.wlsession -q -o t.json &&
         "$BIN" export s.wlsession -q -o t.jfr && "$BIN" report s.wlsession -q -o r.html)
 }
-# same_without NAME SESSION: SESSION's outputs against a copy's without the pack
+# same_without NAME SESSION: SESSION's outputs against a copy's without the pack, and against its
+# own on one CPU (WARPLENS_CPUS=1: the exports' readers have no threads)
 same_without() {
     d=$1 # (check evaluates its command inside itself: no positional parameters there)
-    rm -rf "$d" "$d.bare" && mkdir "$d" "$d.bare"
-    cp "$2" "$d/s.wlsession" && cp "$2" "$d.bare/s.wlsession"
+    rm -rf "$d" "$d.bare" "$d.one" && mkdir "$d" "$d.bare" "$d.one"
+    cp "$2" "$d/s.wlsession" && cp "$2" "$d.bare/s.wlsession" && cp "$2" "$d.one/s.wlsession"
     q "$d.bare/s.wlsession" "DROP TABLE IF EXISTS pack_block"
     outputs "$d" 2>"$d/err"
     check '[ $? = 0 ]' "$d: every export ran: $(cat "$d/err")"
     outputs "$d.bare"
+    WARPLENS_CPUS=1 outputs "$d.one"
     for f in t.pftrace t.json t.jfr r.html; do
         check 'cmp -s "$d/$f" "$d.bare/$f"' "$d: $f differs with the pack"
+        check 'cmp -s "$d/$f" "$d.one/$f"' "$d: $f differs on one CPU"
     done
 }
 
