@@ -37,6 +37,15 @@ static inline size_t vsize(uint64_t v)
 
 static inline uint8_t *vput(uint8_t *p, uint64_t v)
 {
+    if (v < 0x80) { /* tags, ids, lengths: one or two bytes */
+        *p = (uint8_t)v;
+        return p + 1;
+    }
+    if (v < 0x4000) {
+        p[0] = (uint8_t)(v | 0x80);
+        p[1] = (uint8_t)(v >> 7);
+        return p + 2;
+    }
     while (v >= 0x80) {
         *p++ = (uint8_t)(v | 0x80);
         v >>= 7;
@@ -47,8 +56,12 @@ static inline uint8_t *vput(uint8_t *p, uint64_t v)
 
 static inline uint8_t *fput(uint8_t *p, uint64_t v) /* fixed64, little endian */
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, 8); /* one store */
+#else
     for (int i = 0; i < 8; i++)
         p[i] = (uint8_t)(v >> (8 * i));
+#endif
     return p + 8;
 }
 
@@ -192,7 +205,7 @@ int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_i
 /* Writes the fields that start a packet into p (at most 32 bytes): sequence id, and on the first
  * packet of the sequence the flags that clear incremental state plus the declared default clock;
  * later packets relying on interned names or on the sequence's default clock say so. */
-static uint8_t *packet_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
+static uint8_t *first_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
 {
     p = vput(p, TAG(TP_SEQ_ID, WL_PB_VARINT));
     p = vput(p, w->seq_id);
@@ -215,15 +228,33 @@ static uint8_t *packet_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
     return p;
 }
 
-/* The size of what packet_prefix writes next (without writing it, once the sequence started). */
+/* Every later packet's prefix is one of two byte strings (with or without the flags), made once
+ * by first_prefix on a copy of the started writer: copied here as one 8-byte store (the caller's
+ * room covers it: a packet's prefix is followed by at least its timestamp). */
+static inline uint8_t *packet_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
+{
+    if (!w->started) {
+        p = first_prefix(w, p, uses_interning);
+        for (int k = 0; k < 2; k++) {
+            wl_pf_writer c = *w;
+            w->steady_len[k] = (uint8_t)(first_prefix(&c, w->steady[k], k) - w->steady[k]);
+        }
+        return p;
+    }
+    int k = uses_interning || w->clock_id;
+    memcpy(p, w->steady[k], sizeof w->steady[k]);
+    return p + w->steady_len[k];
+}
+
+/* The size of what packet_prefix writes next (without writing it). */
 static size_t prefix_size(wl_pf_writer *w, int uses_interning)
 {
     if (!w->started) { /* the first packet: measured on a copy, which leaves w as it was */
         wl_pf_writer c = *w;
         uint8_t pre[32];
-        return (size_t)(packet_prefix(&c, pre, uses_interning) - pre);
+        return (size_t)(first_prefix(&c, pre, uses_interning) - pre);
     }
-    return 1 + vsize(w->seq_id) + (uses_interning || w->clock_id ? 2 : 0); /* flags: a tag and a value below 128 */
+    return w->steady_len[uses_interning || w->clock_id];
 }
 
 static void packet_begin(wl_pf_writer *w, int uses_interning)

@@ -94,6 +94,14 @@ static const wl_occ_device *find_dev(const tl_occ_cache *c, uint32_t pid, uint32
     return NULL;
 }
 
+/* Field by field (inlined, where memcmp is a call once a kernel). */
+static int same_key(const occ_key *a, const occ_key *b)
+{
+    return a->pid == b->pid && a->device == b->device && a->block == b->block && a->regs == b->regs &&
+           a->static_smem == b->static_smem && a->dynamic_smem == b->dynamic_smem &&
+           a->smem_config == b->smem_config && a->carveout == b->carveout && a->cluster == b->cluster;
+}
+
 static uint64_t key_hash(const occ_key *k)
 {
     /* two cells a step: a kernel's look-up hashes five words instead of nine bytes-wise steps */
@@ -130,7 +138,7 @@ void tl_occ_kernel(tl_occ_cache *c, const wl_gpu_item *k, tl_occ *out)
     key.carveout = k->carveout;
     key.cluster = k->cluster_size > 0 ? k->cluster_size : 1;
     occ_slot *slot = &c->slots[key_hash(&key) & (CACHE_SLOTS - 1)];
-    if (!slot->used || memcmp(&slot->key, &key, sizeof key) != 0) {
+    if (!slot->used || !same_key(&slot->key, &key)) {
         memset(slot, 0, sizeof *slot);
         slot->used = 1;
         slot->key = key;
