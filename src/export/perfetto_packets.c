@@ -450,7 +450,11 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
     } else if (e->name)
         name_iid = intern_into(w, &w->names, e->name, ID_EVENT_NAMES);
     uint64_t cat_iid = e->category ? intern_static(w, &w->cats, w->static_cats, e->category, ID_CATEGORIES) : 0;
-    uint8_t *p = scratch_room(w, NULL, 64 + 20 * (e->n_flow_ids + e->n_terminating_flow_ids));
+    /* room for what follows the args, then for every arg but a string (a tag, its size, the name's
+     * iid and a value: ARG_ROOM bytes at most); a string asks for its own */
+    const size_t tail = 64 + 20 * (e->n_flow_ids + e->n_terminating_flow_ids);
+    enum { ARG_ROOM = 24 };
+    uint8_t *p = scratch_room(w, NULL, 11 + ARG_ROOM * e->n_args + tail);
     if (!p)
         return -1;
     if (cat_iid) {
@@ -469,39 +473,48 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
         else if ((iid = intern_static(w, &w->ann_names, w->static_anns, an, ID_ANNOTATION_NAMES)) && memo &&
                  i < WL_PF_MEMO_ARGS)
             memo[i].p = an, memo[i].iid = iid;
-        const char *str = a->s ? a->s : "";
-        int is_str = a->kind < WL_PF_ARG_UINT || a->kind == WL_PF_ARG_STRING || a->kind > WL_PF_ARG_DOUBLE_EXACT;
-        size_t slen = is_str ? strlen(str) : 0;
-        uint64_t v = a->kind == WL_PF_ARG_INT ? (uint64_t)a->i : a->kind == WL_PF_ARG_BOOL ? (a->u != 0) : a->u;
-        size_t body = 1 + vsize(iid);
-        switch (a->kind) {
-        case WL_PF_ARG_BOOL: case WL_PF_ARG_UINT: case WL_PF_ARG_INT: body += 1 + vsize(v); break;
-        case WL_PF_ARG_DOUBLE: case WL_PF_ARG_DOUBLE_EXACT: body += 9; break;
-        default: body += 1 + vsize(slen) + slen; break;
-        }
-        if (!iid || !(p = scratch_room(w, p, body + 64 + 20 * (e->n_flow_ids + e->n_terminating_flow_ids))))
+        if (!iid)
             return -1;
-        *p++ = (uint8_t)TAG(4, WL_PB_LEN);
-        p = vput(p, body);
-        *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
-        p = vput(p, iid);
+        size_t head = 1 + vsize(iid); /* the name's field */
         switch (a->kind) {
-        case WL_PF_ARG_BOOL: *p++ = (uint8_t)TAG(2, WL_PB_VARINT); p = vput(p, v); break;
-        case WL_PF_ARG_UINT: *p++ = (uint8_t)TAG(3, WL_PB_VARINT); p = vput(p, v); break;
-        case WL_PF_ARG_INT: *p++ = (uint8_t)TAG(4, WL_PB_VARINT); p = vput(p, v); break;
+        case WL_PF_ARG_BOOL: case WL_PF_ARG_UINT: case WL_PF_ARG_INT: {
+            uint64_t v = a->kind == WL_PF_ARG_INT ? (uint64_t)a->i : a->kind == WL_PF_ARG_BOOL ? (a->u != 0) : a->u;
+            uint8_t tag = a->kind == WL_PF_ARG_BOOL ? (uint8_t)TAG(2, WL_PB_VARINT)
+                          : a->kind == WL_PF_ARG_UINT ? (uint8_t)TAG(3, WL_PB_VARINT) : (uint8_t)TAG(4, WL_PB_VARINT);
+            *p++ = (uint8_t)TAG(4, WL_PB_LEN);
+            *p++ = (uint8_t)(head + 1 + vsize(v)); /* at most 22: one byte */
+            *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
+            p = vput(p, iid);
+            *p++ = tag;
+            p = vput(p, v);
+            break;
+        }
         case WL_PF_ARG_DOUBLE: case WL_PF_ARG_DOUBLE_EXACT: {
             uint64_t bits;
             memcpy(&bits, &a->d, sizeof bits);
+            *p++ = (uint8_t)TAG(4, WL_PB_LEN);
+            *p++ = (uint8_t)(head + 9);
+            *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
+            p = vput(p, iid);
             *p++ = (uint8_t)TAG(5, WL_PB_FIXED64);
             p = fput(p, bits);
             break;
         }
-        default:
+        default: { /* strings, and any other kind as its text */
+            const char *str = a->s ? a->s : "";
+            size_t slen = strlen(str), body = head + 1 + vsize(slen) + slen;
+            if (!(p = scratch_room(w, p, 33 + slen + ARG_ROOM * (e->n_args - i - 1) + tail)))
+                return -1;
+            *p++ = (uint8_t)TAG(4, WL_PB_LEN);
+            p = vput(p, body);
+            *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
+            p = vput(p, iid);
             *p++ = (uint8_t)TAG(6, WL_PB_LEN);
             p = vput(p, slen);
             memcpy(p, str, slen);
             p += slen;
             break;
+        }
         }
     }
     *p++ = (uint8_t)TAG(9, WL_PB_VARINT);

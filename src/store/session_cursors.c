@@ -234,6 +234,9 @@ static int fill_slot(wl_cur_name_slot *sl, sqlite3_stmt *st, int col, int64_t a,
     sl->s2 = !two ? NULL : row ? dup_col(st, col + 1) : calloc(1, 1);
     if (!sl->s1 || (two && !sl->s2))
         return -1;
+    sl->n1 = strlen(sl->s1);
+    sl->n2 = sl->s2 ? strlen(sl->s2) : 0;
+    sl->i2 = sl->s2 ? strtoll(sl->s2, NULL, 10) : 0;
     sl->used = 1, sl->a = a, sl->b = b;
     return 0;
 }
@@ -267,9 +270,10 @@ const wl_cur_name_slot *wl_cur_cache_get(wl_cur_name_cache *c, int64_t a, int64_
     return rc ? NULL : sl;
 }
 
-void wl_cur_copy_str(char *out, size_t n, const char *s)
+void wl_cur_copy_str(char *out, size_t n, const char *s) { wl_cur_copy_len(out, n, s, s ? strlen(s) : 0); }
+
+void wl_cur_copy_len(char *out, size_t n, const char *s, size_t len)
 {
-    size_t len = s ? strlen(s) : 0;
     if (len >= n)
         len = n - 1;
     if (len)

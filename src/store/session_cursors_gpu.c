@@ -295,9 +295,9 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const int64_t *kv, con
         const wl_cur_name_slot *sl = wl_cur_cache_get(&c->scopes, it->pid, scope);
         if (!sl)
             return -1;
-        wl_cur_copy_str(it->scope, sizeof it->scope, sl->s1);
+        wl_cur_copy_len(it->scope, sizeof it->scope, sl->s1, sl->n1);
         if (sl->s2)
-            it->app_thread = strtoll(sl->s2, NULL, 10);
+            it->app_thread = sl->i2;
     }
     it->op[0] = it->shape[0] = it->tier[0] = 0;
     it->op_id = -1;
@@ -316,8 +316,8 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const int64_t *kv, con
             const wl_cur_name_slot *sl = wl_cur_cache_get(&c->kernels, name_id, 0);
             if (!sl)
                 return -1;
-            wl_cur_copy_str(it->name, sizeof it->name, sl->s1);
-            wl_cur_copy_str(it->short_name, sizeof it->short_name, sl->s2);
+            wl_cur_copy_len(it->name, sizeof it->name, sl->s1, sl->n1);
+            wl_cur_copy_len(it->short_name, sizeof it->short_name, sl->s2, sl->n2);
             it->name_id = name_id;
             it->name_cursor = c;
         }
@@ -340,8 +340,8 @@ static int gpu_decode(wl_gpu_cursor *c, sqlite3_stmt *st, const int64_t *kv, con
             const wl_cur_name_slot *o = wl_cur_cache_get(&c->ops, op, 0);
             if (!o)
                 return -1;
-            wl_cur_copy_str(it->op, sizeof it->op, o->s1);
-            wl_cur_copy_str(it->shape, sizeof it->shape, o->s2);
+            wl_cur_copy_len(it->op, sizeof it->op, o->s1, o->n1);
+            wl_cur_copy_len(it->shape, sizeof it->shape, o->s2, o->n2);
         }
         wl_cur_copy_str(it->tier, sizeof it->tier, tier);
     } else if (kind == WL_GPU_MEMCPY) {

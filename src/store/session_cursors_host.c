@@ -376,7 +376,7 @@ int wl_host_cursor_next(wl_host_cursor *c, wl_host_item *it)
             const wl_cur_name_slot *sl = wl_cur_cache_get(&c->scopes, it->pid, scope);
             if (!sl)
                 return -1;
-            wl_cur_copy_str(it->scope, sizeof it->scope, sl->s1);
+            wl_cur_copy_len(it->scope, sizeof it->scope, sl->s1, sl->n1);
         }
         int r = 1, probe;
         if (c->flow_col) { /* the row's flow; several (NULL) are looked up */

@@ -80,6 +80,8 @@ typedef struct wl_cur_name_slot {
     int used;
     int64_t a, b;
     char *s1, *s2;
+    size_t n1, n2;        /* their strlen, measured once */
+    int64_t i2;           /* s2 read as a decimal integer (strtoll; 0 without one) */
 } wl_cur_name_slot;
 
 typedef struct wl_cur_name_cache {
@@ -101,6 +103,8 @@ const wl_cur_name_slot *wl_cur_cache_get(wl_cur_name_cache *c, int64_t a, int64_
 
 void wl_cur_text_col(sqlite3_stmt *st, int col, char *out, size_t n);
 void wl_cur_copy_str(char *out, size_t n, const char *s);
+/* The same for a string whose strlen is len. */
+void wl_cur_copy_len(char *out, size_t n, const char *s, size_t len);
 int wl_cur_set_err(char *err, size_t n, const char *what, sqlite3 *db);
 /* A cursor's own read-only connection with the session's guard installed; NULL with err when
  * the file cannot be opened again. */
