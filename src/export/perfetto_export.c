@@ -69,11 +69,13 @@ static int pf_track(void *ctx, const wl_tl_track *t)
 static int pf_begin(void *ctx, const wl_tl_slice *s)
 {
     pf_sink *p = ctx;
-    wl_pf_event e = {.type = WL_PF_SLICE_BEGIN, .ts = s->start_ns - p->origin, .track_uuid = s->track->uuid,
-                     .name = s->name && s->name[0] ? s->name : "(unnamed)", .name_key = s->name_key,
-                     .category = s->category,
-                     .flow_ids = s->flows_out, .n_flow_ids = s->n_flows_out, .args = s->args,
-                     .n_args = s->n_args};
+    wl_pf_event e; /* field by field: an initializer would clear the struct first (`rep stos`), once a slice */
+    e.type = WL_PF_SLICE_BEGIN, e.ts = s->start_ns - p->origin, e.track_uuid = s->track->uuid;
+    e.name = s->name && s->name[0] ? s->name : "(unnamed)", e.name_key = s->name_key;
+    e.category = s->category;
+    e.flow_ids = s->flows_out, e.n_flow_ids = s->n_flows_out;
+    e.has_double_value = 0, e.double_value = 0, e.int_value = 0;
+    e.args = s->args, e.n_args = s->n_args;
     uint64_t in[2];
     size_t nin = 0;
     if (s->flow_in)

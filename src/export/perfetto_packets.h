@@ -123,7 +123,7 @@ typedef struct wl_pf_arg {        /* a DebugAnnotation; its name is interned */
     const char *s;
 } wl_pf_arg;
 
-typedef struct wl_pf_event {
+typedef struct wl_pf_event { /* (perfetto_export.c's pf_begin sets each field: add new ones there) */
     int type;                     /* WL_PF_SLICE_BEGIN / END / INSTANT / COUNTER */
     uint64_t ts;
     uint64_t track_uuid;
