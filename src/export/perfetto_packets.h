@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "export/pb_encode.h"
+#include "export/perfetto_intern.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -25,13 +26,6 @@ enum { WL_PF_SLICE_BEGIN = 1, WL_PF_SLICE_END = 2, WL_PF_INSTANT = 3, WL_PF_COUN
 enum { WL_PF_ORDER_LEXICOGRAPHIC = 1, WL_PF_ORDER_CHRONOLOGICAL = 2, WL_PF_ORDER_EXPLICIT = 3 };
 /* CounterDescriptor.unit */
 enum { WL_PF_UNIT_TIME_NS = 1, WL_PF_UNIT_COUNT = 2, WL_PF_UNIT_SIZE_BYTES = 3 };
-
-typedef struct wl_pf_intern {
-    char **keys;     /* owned copies */
-    size_t *lens;
-    uint64_t *iids, *hashes;
-    size_t cap, n;   /* open addressing, cap a power of two */
-} wl_pf_intern;
 
 #define WL_PF_STATIC_SLOTS 64
 typedef struct wl_pf_static_slot {
