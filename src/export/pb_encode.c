@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 void wl_pb_init(wl_pb_buf *b) { memset(b, 0, sizeof *b); }
 
 void wl_pb_free(wl_pb_buf *b)
@@ -28,24 +30,10 @@ static int reserve(wl_pb_buf *b, size_t extra)
         b->failed = 1;
         return -1;
     }
-    size_t need = b->len + extra;
-    if (need <= b->cap)
-        return 0;
-    size_t ncap = b->cap ? b->cap : 256;
-    while (ncap < need) {
-        if (ncap > SIZE_MAX / 2) {
-            b->failed = 1;
-            return -1;
-        }
-        ncap *= 2;
-    }
-    uint8_t *p = realloc(b->data, ncap);
-    if (!p) {
+    if (wl_reserve((void **)&b->data, &b->cap, b->len + extra, 256)) {
         b->failed = 1;
         return -1;
     }
-    b->data = p;
-    b->cap = ncap;
     return 0;
 }
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 /* TracePacket fields */
 #define TP_TIMESTAMP 8
 #define TP_SEQ_ID 10
@@ -68,17 +70,9 @@ static inline uint8_t *fput(uint8_t *p, uint64_t v) /* fixed64, little endian */
 /* Room for n more bytes at the end of b (raw use of a wl_pb_buf); NULL when out of memory. */
 static uint8_t *room(wl_pf_writer *w, wl_pb_buf *b, size_t n)
 {
-    if (b->cap - b->len < n) {
-        size_t ncap = b->cap ? b->cap : 4096;
-        while (ncap - b->len < n)
-            ncap *= 2;
-        uint8_t *d = realloc(b->data, ncap);
-        if (!d) {
-            w->failed = 1;
-            return NULL;
-        }
-        b->data = d;
-        b->cap = ncap;
+    if (b->cap - b->len < n && wl_reserve((void **)&b->data, &b->cap, b->len + n, 4096)) {
+        w->failed = 1;
+        return NULL;
     }
     return b->data + b->len;
 }
@@ -336,19 +330,11 @@ static inline uint64_t intern_static(wl_pf_writer *w, wl_pf_intern *t, wl_pf_sta
 static uint8_t *scratch_room(wl_pf_writer *w, uint8_t *p, size_t n)
 {
     size_t used = p ? (size_t)(p - w->scratch) : 0;
-    if (w->scratch_cap - used >= n)
-        return w->scratch + used;
-    size_t ncap = w->scratch_cap ? w->scratch_cap : 1024;
-    while (ncap - used < n)
-        ncap *= 2;
-    uint8_t *d = realloc(w->scratch, ncap);
-    if (!d) {
+    if (w->scratch_cap - used < n && wl_reserve((void **)&w->scratch, &w->scratch_cap, used + n, 1024)) {
         w->failed = 1;
         return NULL;
     }
-    w->scratch = d;
-    w->scratch_cap = ncap;
-    return d + used;
+    return w->scratch + used;
 }
 
 /* A TrackEvent packet, encoded straight into bytes: the TrackEvent body goes to the scratch

@@ -21,7 +21,8 @@ cp -n "$here"/corpus_inkernel/* "$out/corpus/" 2>/dev/null || true
     "$src/src/analysis/inkernel_summary.c" \
     "$src/src/analysis/inkernel_place.c" "$src/src/export/inkernel_chrome.c" \
     "$src/src/export/inkernel_perfetto.c" "$src/src/export/perfetto_packets.c" \
-    "$src/src/export/perfetto_intern.c" "$src/src/export/pb_encode.c" -o "$out/fuzz_inkernel_decode"
+    "$src/src/export/perfetto_intern.c" "$src/src/export/pb_encode.c" "$src/src/common/grow.c" \
+    -o "$out/fuzz_inkernel_decode"
 echo "run_fuzz: running for ${secs}s, corpus $out/corpus"
 "$out/fuzz_inkernel_decode" -max_total_time="$secs" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$out/artifacts/" -print_final_stats=1 "$@" "$out/corpus" 2>"$out/fuzz.log" \
