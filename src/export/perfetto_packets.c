@@ -101,6 +101,61 @@ int wl_pf_set_output(wl_pf_writer *w, wl_pf_out_fn fn, void *ctx)
 
 /* ---- packets ---------------------------------------------------------------------------------- */
 
+/* The fields that start the sequence's first packet (at most 32 bytes): the sequence id, the flags
+ * that clear incremental state, and the declared default clock. */
+static uint8_t *first_prefix(const wl_pf_writer *w, uint8_t *p)
+{
+    p = vput(p, TAG(TP_SEQ_ID, WL_PB_VARINT));
+    p = vput(p, w->seq_id);
+    p = vput(p, TAG(TP_SEQ_FLAGS, WL_PB_VARINT));
+    p = vput(p, SEQ_CLEARED | SEQ_NEEDS_STATE);
+    p = vput(p, TAG(TP_FIRST_ON_SEQUENCE, WL_PB_VARINT));
+    *p++ = 1;
+    if (w->clock_id) {
+        p = vput(p, TAG(TP_DEFAULTS, WL_PB_LEN));
+        p = vput(p, vsize(TAG(DEFAULTS_CLOCK_ID, WL_PB_VARINT)) + vsize(w->clock_id));
+        p = vput(p, TAG(DEFAULTS_CLOCK_ID, WL_PB_VARINT));
+        p = vput(p, w->clock_id);
+    }
+    return p;
+}
+
+/* The fields that start every later packet (at most 8 bytes): the sequence id, and the flags when
+ * the packet relies on interned names or on the sequence's default clock. Made once, at init. */
+static uint8_t *later_prefix(const wl_pf_writer *w, uint8_t *p, int uses_interning)
+{
+    p = vput(p, TAG(TP_SEQ_ID, WL_PB_VARINT));
+    p = vput(p, w->seq_id);
+    if (uses_interning || w->clock_id) {
+        p = vput(p, TAG(TP_SEQ_FLAGS, WL_PB_VARINT));
+        p = vput(p, SEQ_NEEDS_STATE);
+    }
+    return p;
+}
+
+/* A packet's prefix into p: after the first packet, one of the two made at init, copied as one
+ * 8-byte store (the caller's room covers it: a packet's prefix is followed by its timestamp). */
+static inline uint8_t *packet_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
+{
+    if (!w->started) {
+        w->started = 1;
+        return first_prefix(w, p);
+    }
+    int k = uses_interning || w->clock_id;
+    memcpy(p, w->steady[k], sizeof w->steady[k]);
+    return p + w->steady_len[k];
+}
+
+/* The size of what packet_prefix writes next (without writing it). */
+static size_t prefix_size(const wl_pf_writer *w, int uses_interning)
+{
+    if (!w->started) {
+        uint8_t pre[32];
+        return (size_t)(first_prefix(w, pre) - pre);
+    }
+    return w->steady_len[uses_interning || w->clock_id];
+}
+
 int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_id)
 {
     memset(w, 0, sizeof *w);
@@ -112,62 +167,9 @@ int wl_pf_init(wl_pf_writer *w, FILE *fp, uint32_t sequence_id, uint32_t clock_i
     wl_pb_init(&w->pkt);
     wl_pb_init(&w->out);
     wl_pb_init(&w->interned);
+    for (int k = 0; k < 2; k++)
+        w->steady_len[k] = (uint8_t)(later_prefix(w, w->steady[k], k) - w->steady[k]);
     return 0;
-}
-
-/* Writes the fields that start a packet into p (at most 32 bytes): sequence id, and on the first
- * packet of the sequence the flags that clear incremental state plus the declared default clock;
- * later packets relying on interned names or on the sequence's default clock say so. */
-static uint8_t *first_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
-{
-    p = vput(p, TAG(TP_SEQ_ID, WL_PB_VARINT));
-    p = vput(p, w->seq_id);
-    if (!w->started) {
-        p = vput(p, TAG(TP_SEQ_FLAGS, WL_PB_VARINT));
-        p = vput(p, SEQ_CLEARED | SEQ_NEEDS_STATE);
-        p = vput(p, TAG(TP_FIRST_ON_SEQUENCE, WL_PB_VARINT));
-        *p++ = 1;
-        if (w->clock_id) {
-            p = vput(p, TAG(TP_DEFAULTS, WL_PB_LEN));
-            p = vput(p, vsize(TAG(DEFAULTS_CLOCK_ID, WL_PB_VARINT)) + vsize(w->clock_id));
-            p = vput(p, TAG(DEFAULTS_CLOCK_ID, WL_PB_VARINT));
-            p = vput(p, w->clock_id);
-        }
-        w->started = 1;
-    } else if (uses_interning || w->clock_id) {
-        p = vput(p, TAG(TP_SEQ_FLAGS, WL_PB_VARINT));
-        p = vput(p, SEQ_NEEDS_STATE);
-    }
-    return p;
-}
-
-/* Every later packet's prefix is one of two byte strings (with or without the flags), made once
- * by first_prefix on a copy of the started writer: copied here as one 8-byte store (the caller's
- * room covers it: a packet's prefix is followed by at least its timestamp). */
-static inline uint8_t *packet_prefix(wl_pf_writer *w, uint8_t *p, int uses_interning)
-{
-    if (!w->started) {
-        p = first_prefix(w, p, uses_interning);
-        for (int k = 0; k < 2; k++) {
-            wl_pf_writer c = *w;
-            w->steady_len[k] = (uint8_t)(first_prefix(&c, w->steady[k], k) - w->steady[k]);
-        }
-        return p;
-    }
-    int k = uses_interning || w->clock_id;
-    memcpy(p, w->steady[k], sizeof w->steady[k]);
-    return p + w->steady_len[k];
-}
-
-/* The size of what packet_prefix writes next (without writing it). */
-static size_t prefix_size(wl_pf_writer *w, int uses_interning)
-{
-    if (!w->started) { /* the first packet: measured on a copy, which leaves w as it was */
-        wl_pf_writer c = *w;
-        uint8_t pre[32];
-        return (size_t)(first_prefix(&c, pre, uses_interning) - pre);
-    }
-    return w->steady_len[uses_interning || w->clock_id];
 }
 
 static void packet_begin(wl_pf_writer *w, int uses_interning)
@@ -326,6 +328,15 @@ static inline uint64_t intern_static(wl_pf_writer *w, wl_pf_intern *t, wl_pf_sta
     return intern_static_slow(w, t, cache, s, field, h);
 }
 
+/* A DebugAnnotation's start: its tag, the size of what follows, its name's field. */
+static inline uint8_t *arg_head(uint8_t *p, size_t body, uint64_t iid)
+{
+    *p++ = (uint8_t)TAG(4, WL_PB_LEN);
+    p = vput(p, body);
+    *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
+    return vput(p, iid);
+}
+
 /* Room for n more bytes after p in the scratch buffer (which may move). */
 static uint8_t *scratch_room(wl_pf_writer *w, uint8_t *p, size_t n)
 {
@@ -386,10 +397,7 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
             uint64_t v = a->kind == WL_PF_ARG_INT ? (uint64_t)a->i : a->kind == WL_PF_ARG_BOOL ? (a->u != 0) : a->u;
             uint8_t tag = a->kind == WL_PF_ARG_BOOL ? (uint8_t)TAG(2, WL_PB_VARINT)
                           : a->kind == WL_PF_ARG_UINT ? (uint8_t)TAG(3, WL_PB_VARINT) : (uint8_t)TAG(4, WL_PB_VARINT);
-            *p++ = (uint8_t)TAG(4, WL_PB_LEN);
-            *p++ = (uint8_t)(head + 1 + vsize(v)); /* at most 22: one byte */
-            *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
-            p = vput(p, iid);
+            p = arg_head(p, head + 1 + vsize(v), iid);
             *p++ = tag;
             p = vput(p, v);
             break;
@@ -397,10 +405,7 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
         case WL_PF_ARG_DOUBLE: case WL_PF_ARG_DOUBLE_EXACT: {
             uint64_t bits;
             memcpy(&bits, &a->d, sizeof bits);
-            *p++ = (uint8_t)TAG(4, WL_PB_LEN);
-            *p++ = (uint8_t)(head + 9);
-            *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
-            p = vput(p, iid);
+            p = arg_head(p, head + 9, iid);
             *p++ = (uint8_t)TAG(5, WL_PB_FIXED64);
             p = fput(p, bits);
             break;
@@ -410,10 +415,7 @@ int wl_pf_write_event(wl_pf_writer *w, const wl_pf_event *e)
             size_t slen = strlen(str), body = head + 1 + vsize(slen) + slen;
             if (!(p = scratch_room(w, p, 33 + slen + ARG_ROOM * (e->n_args - i - 1) + tail)))
                 return -1;
-            *p++ = (uint8_t)TAG(4, WL_PB_LEN);
-            p = vput(p, body);
-            *p++ = (uint8_t)TAG(1, WL_PB_VARINT);
-            p = vput(p, iid);
+            p = arg_head(p, body, iid);
             *p++ = (uint8_t)TAG(6, WL_PB_LEN);
             p = vput(p, slen);
             memcpy(p, str, slen);

@@ -46,7 +46,8 @@ typedef struct wl_pf_writer {
     uint32_t seq_id;          /* trusted_packet_sequence_id: non-zero */
     uint32_t clock_id;        /* 0: Perfetto's default (BOOTTIME); else declared per sequence */
     int started;              /* first packet written */
-    uint8_t steady[2][8];     /* the prefix of every later packet: [0] plain, [1] with SEQ_NEEDS_STATE */
+    uint8_t steady[2][8];     /* every later packet's prefix (made at init): [1] relying on interned
+                                 names (with SEQ_NEEDS_STATE), [0] not (the same with a clock_id) */
     uint8_t steady_len[2];
     int failed;
     /* Set by a caller whose categories and annotation names are string constants (never the

@@ -126,31 +126,36 @@ static int host_item(tl_model *m, tl_group *g, const wl_host_item *it)
     return m->sink->slice_begin && m->sink->slice_begin(m->sink->ctx, &s) ? -1 : 0;
 }
 
+/* The group with these keys among r's, else NULL (a thread's group has device 0 and stream -1, a
+ * stream's tid 0: as timeline_tracks.c makes them). */
+static tl_group *recent_get(const tl_recent *r, uint32_t pid, uint32_t tid, uint32_t device, int64_t stream)
+{
+    for (int i = 0; i < TL_RECENT; i++) {
+        tl_group *g = r->g[i];
+        if (g && g->tid == tid && g->stream == stream && g->device == device && g->pid == pid)
+            return g;
+    }
+    return NULL;
+}
+
+static tl_group *recent_keep(tl_recent *r, tl_group *g)
+{
+    if (g)
+        r->g[r->next++ % TL_RECENT] = g;
+    return g;
+}
+
 /* The thread or stream of an item, from the few used last before the index. */
 static tl_group *recent_thread(tl_model *m, uint32_t pid, uint32_t tid)
 {
-    for (int i = 0; i < TL_RECENT; i++) {
-        tl_group *g = m->recent_threads[i];
-        if (g && g->tid == tid && g->pid == pid)
-            return g;
-    }
-    tl_group *g = tl_find_thread(m, pid, tid);
-    if (g)
-        m->recent_threads[m->next_thread++ % TL_RECENT] = g;
-    return g;
+    tl_group *g = recent_get(&m->recent_threads, pid, tid, 0, -1);
+    return g ? g : recent_keep(&m->recent_threads, tl_find_thread(m, pid, tid));
 }
 
 static tl_group *recent_stream(tl_model *m, const wl_gpu_item *it)
 {
-    for (int i = 0; i < TL_RECENT; i++) {
-        tl_group *g = m->recent_streams[i];
-        if (g && g->stream == it->stream_id && g->device == it->device_id && g->pid == it->pid)
-            return g;
-    }
-    tl_group *g = tl_find_stream(m, it);
-    if (g)
-        m->recent_streams[m->next_stream++ % TL_RECENT] = g;
-    return g;
+    tl_group *g = recent_get(&m->recent_streams, it->pid, 0, it->device_id, it->stream_id);
+    return g ? g : recent_keep(&m->recent_streams, tl_find_stream(m, it));
 }
 
 static const char *backend_of(tl_model *m, const wl_gpu_item *it)

@@ -51,6 +51,9 @@ struct tl_reader {
     int holding;
 };
 
+/* Slots a reader holds: the ring's, or one for a direct reader. */
+static size_t slots(const tl_reader *r) { return r->direct ? 1 : NBATCH * BATCH; }
+
 /* Reads one host row into slot i; 1 read, 0 end, -1 error. */
 static int fill(tl_reader *r, size_t i)
 {
@@ -193,7 +196,7 @@ tl_reader *tl_reader_host(wl_session *s, uint64_t open_end_ns, char *err, size_t
     if (!r)
         return NULL;
     r->direct = wl_cpus_usable() < 2;
-    if (!(r->hs = calloc(r->direct ? 1 : NBATCH * BATCH, sizeof *r->hs)) ||
+    if (!(r->hs = calloc(slots(r), sizeof *r->hs)) ||
         !(r->host = wl_host_cursor_open_by_start(s, open_end_ns, err, err_size))) {
         tl_reader_close(r);
         return NULL;
@@ -213,11 +216,11 @@ tl_reader *tl_reader_gpu(wl_session *s, int flags, char *err, size_t err_size)
     }
     /* kernels read in table order come through wl_gpu_cursor_each's walk: a thread of their own */
     r->direct = wl_cpus_usable() < 2 && !wl_gpu_cursor_table_order(r->gpuc);
-    if (!(r->gs = malloc((r->direct ? 1 : NBATCH * BATCH) * sizeof *r->gs))) {
+    if (!(r->gs = malloc(slots(r) * sizeof *r->gs))) {
         tl_reader_close(r);
         return NULL;
     }
-    for (size_t i = 0; i < (r->direct ? 1 : NBATCH * BATCH); i++)
+    for (size_t i = 0; i < slots(r); i++)
         r->gs[i].name_cursor = NULL; /* holds no name yet (a slot keeps it from row to row) */
     return r->direct ? r : start(r);
 }
@@ -343,7 +346,7 @@ void tl_reader_close(tl_reader *r)
     }
     wl_host_cursor_close(r->host);
     wl_gpu_cursor_close(r->gpuc);
-    for (size_t i = 0; r->hs && i < (r->direct ? 1 : NBATCH * BATCH); i++)
+    for (size_t i = 0; r->hs && i < slots(r); i++)
         free(r->hs[i].flows);
     free(r->hs);
     free(r->gs);

@@ -20,7 +20,6 @@ typedef struct tl_lane {
     int depth, cap;
 } tl_lane;
 
-#define TL_RECENT 4
 struct tl_gpu;
 typedef struct tl_group {      /* a thread or a stream with its lanes */
     uint32_t pid, tid, device;
@@ -29,6 +28,12 @@ typedef struct tl_group {      /* a thread or a stream with its lanes */
     tl_lane **lanes;
     int n;
 } tl_group;
+
+#define TL_RECENT 4
+typedef struct tl_recent {     /* the few groups items came from last, round-robin replacement */
+    tl_group *g[TL_RECENT];
+    unsigned next;
+} tl_recent;
 
 typedef struct tl_gpu {
     uint32_t device;
@@ -60,9 +65,8 @@ typedef struct tl_model {
     tl_ptr_list procs, threads, streams, gpus; /* tl_group (procs: lane 0 only), tl_gpu */
     tl_index by_key;           /* processes, threads, GPUs and streams by their key */
     /* the threads and streams items came from last, looked up before the index (rows of a few
-     * threads and streams interleave): round-robin replacement */
-    tl_group *recent_threads[TL_RECENT], *recent_streams[TL_RECENT];
-    unsigned next_thread, next_stream;
+     * threads and streams interleave) */
+    tl_recent recent_threads, recent_streams;
     tl_occ_cache *occ;
     tl_flows flows;            /* started by an API call, not yet ended by its GPU work */
     tl_metrics *metrics;       /* NULL: the session has no hardware metrics */
